@@ -1,0 +1,29 @@
+"""transcript-store: an event-sourced store for LLM agent transcripts.
+
+    from transcripts import TranscriptStore
+
+    with TranscriptStore.open("sqlite:///transcripts.db") as store:
+        store.start("session-1")
+        store.append("session-1", [{"role": "user", "content": "hello"}])
+"""
+
+from .application import TranscriptStore
+from .domain.errors import (
+    InvalidMessageError,
+    MessageConflictError,
+    SessionNotFoundError,
+    StorageError,
+    TranscriptError,
+)
+from .results import CompactionAttempt, CompactionResult
+
+__all__ = [
+    "CompactionAttempt",
+    "CompactionResult",
+    "InvalidMessageError",
+    "MessageConflictError",
+    "SessionNotFoundError",
+    "StorageError",
+    "TranscriptError",
+    "TranscriptStore",
+]

@@ -1,0 +1,383 @@
+"""`TranscriptStore`: the service layer users call.
+
+Commands load a Transcript aggregate, let it decide, and save its new events in one
+transaction, retrying version conflicts and lock timeouts with backoff (safe, because
+message ids make every write idempotent). Queries fold the session's events.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
+from uuid import UUID, uuid4
+
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.persistence import IntegrityError, PersistenceError
+from eventsourcing.utils import Environment, EnvType
+
+from . import backoff
+from .config import StoreConfig
+from .domain.compaction import STORAGE_ERROR, SUMMARIZE_ERROR, CompactionRejected
+from .domain.errors import SessionNotFoundError, StorageError, TranscriptError
+from .domain.messages import Message, as_message_list
+from .domain.transcript import Transcript, transcript_id
+from .projections.fold import SessionFold
+from .results import CompactionAttempt, CompactionResult
+
+T = TypeVar("T")
+Summarize = Callable[[list[Message]], Sequence[object]]
+
+_LOCK_STRIPES = 64
+_SESSION_PAGE = 500
+_FAILURE_CODE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+class TranscriptLog(Application[UUID]):
+    """The event-sourcing application that stores Transcript aggregates."""
+
+    name = "transcripts"
+
+    def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
+        # Configuration comes from the store URL only, never from stray variables.
+        return Environment(name, dict(env or {}))
+
+
+def _replay(transcript: Transcript | None, events: Iterable[Transcript.Event]) -> Transcript | None:
+    for event in events:
+        transcript = event.mutate(transcript)
+    return transcript
+
+
+class TranscriptStore:
+    """An append-only, event-sourced store of agent transcripts."""
+
+    def __init__(self, config: StoreConfig) -> None:
+        config.prepare()
+        self.config = config
+        try:
+            self._log = TranscriptLog(env=config.library_env())
+        except PersistenceError as error:
+            raise StorageError(f"cannot open {config.url}: {error}") from error
+        self._locks = [threading.Lock() for _ in range(_LOCK_STRIPES)]
+
+    @classmethod
+    def open(cls, url: str | None = None, *, lock_timeout: float | None = None) -> TranscriptStore:
+        """Open a store: `memory://`, `sqlite:///file.db`, or the default file when None."""
+        return cls(StoreConfig.from_url(url, lock_timeout=lock_timeout))
+
+    def close(self) -> None:
+        self._log.close()
+
+    def __enter__(self) -> TranscriptStore:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # -- commands --------------------------------------------------------------------------
+
+    def start(
+        self,
+        session_id: str,
+        *,
+        source: str = "api",
+        model: str | None = None,
+        parent_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        """Start a session. Starting it again with the same arguments is a no-op."""
+        arguments = {"source": source, "model": model, "parent_id": parent_id}
+        metadata = {} if metadata is None else metadata
+        Transcript.start(session_id, metadata=metadata, **arguments)  # validates the arguments
+        error: PersistenceError | None = None
+        for _ in backoff.attempts(self.config.lock_timeout):
+            try:
+                existing = self._load(session_id)
+            except SessionNotFoundError:
+                error = self._try_save(Transcript.start(session_id, metadata=metadata, **arguments))
+                if error is None:
+                    return
+                continue
+            if existing.started_with(metadata=metadata, **arguments):
+                return
+            raise TranscriptError(f"session {session_id!r} was already started with other arguments")
+        raise self._timed_out(session_id, error)
+
+    def append(self, session_id: str, messages: Iterable[object]) -> list[Message]:
+        """Store messages atomically; return each as stored, with its `id`."""
+        messages = as_message_list(messages)
+        return self._write(session_id, lambda transcript: transcript.append(messages))
+
+    def sync(self, session_id: str, live_messages: Iterable[object]) -> list[Message]:
+        """Store the messages of the agent's live list not stored yet; return the active list.
+
+        Stored ids are skipped, active or superseded, so a stale pre-compaction list never
+        brings superseded messages back.
+        """
+        self.append(session_id, live_messages)
+        return self.active(session_id)
+
+    def begin_compaction(self, session_id: str) -> CompactionAttempt:
+        fold = self._fold(session_id)
+        return CompactionAttempt(
+            id=f"cmp_{uuid4().hex}",
+            session_id=session_id,
+            version=fold.version,
+            messages=fold.active(),
+            store_token=self,
+        )
+
+    def commit_compaction(
+        self,
+        attempt: CompactionAttempt,
+        replacement: Sequence[object],
+        *,
+        reason: str = "",
+        tokens_before: int | None = None,
+        tokens_after: int | None = None,
+    ) -> CompactionResult:
+        """Replace the attempt's snapshot with `replacement`, or record why it cannot."""
+        self._check_attempt(attempt)
+        _check_tokens(tokens_before, tokens_after)
+        snapshot = [message["id"] for message in attempt.messages]
+        try:
+            self._write(
+                attempt.session_id,
+                lambda transcript: transcript.commit_compaction(
+                    compaction_id=attempt.id,
+                    based_on_version=attempt.version,
+                    snapshot=snapshot,
+                    replacement=replacement,
+                    reason=reason,
+                    tokens_before=tokens_before,
+                    tokens_after=tokens_after,
+                ),
+                min_version=attempt.version,
+            )
+        except CompactionRejected as rejected:
+            return self._record_failure(
+                attempt,
+                rejected.failure,
+                rejected.error,
+                reason=reason,
+                would_supersede=rejected.would_supersede,
+                tokens=(tokens_before, tokens_after),
+            )
+        except StorageError as error:
+            return self._record_failure(
+                attempt, STORAGE_ERROR, str(error), reason=reason, would_supersede=snapshot,
+                tokens=(tokens_before, tokens_after),
+            )
+        return CompactionResult(True, attempt.id, self.active(attempt.session_id))
+
+    def fail_compaction(
+        self,
+        attempt: CompactionAttempt,
+        error: BaseException | str,
+        *,
+        failure: str = SUMMARIZE_ERROR,
+        reason: str = "",
+    ) -> CompactionResult:
+        """Record that an attempt failed; nothing else changes."""
+        self._check_attempt(attempt)
+        if not failure or not set(failure) <= _FAILURE_CODE_CHARS:
+            raise TranscriptError(f"a failure code is lower_snake_case: {failure!r}")
+        text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        snapshot = [message["id"] for message in attempt.messages]
+        return self._record_failure(attempt, failure, text, reason=reason, would_supersede=snapshot)
+
+    def compact(self, session_id: str, summarize: Summarize, *, reason: str = "") -> CompactionResult:
+        """Begin a compaction, call `summarize(active_messages)`, commit its replacement.
+
+        Whatever `summarize` raises is recorded as a `summarize_error` and changes nothing.
+        """
+        attempt = self.begin_compaction(session_id)
+        try:
+            replacement = summarize([dict(message) for message in attempt.messages])
+        except Exception as error:
+            return self.fail_compaction(attempt, error, failure=SUMMARIZE_ERROR, reason=reason)
+        return self.commit_compaction(attempt, replacement, reason=reason)
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def active(self, session_id: str) -> list[Message]:
+        """The active context, in order, each message with its `id`."""
+        return self._fold(session_id).active()
+
+    def active_at(self, session_id: str, version: int) -> list[Message]:
+        """The active context right after event `version` of the session."""
+        if not isinstance(version, int) or version < 1:
+            raise TranscriptError(f"a version is a positive integer: {version!r}")
+        return self._fold(session_id, lte=version).active()
+
+    def history(self, session_id: str) -> list[dict[str, Any]]:
+        """Every message ever stored, in order, with its active / superseded marks."""
+        return self._fold(session_id).history()
+
+    def compactions(self, session_id: str) -> list[dict[str, Any]]:
+        """The compaction audit, oldest first: committed and failed attempts."""
+        return self._fold(session_id).compactions
+
+    def events(self, session_id: str) -> list[dict[str, Any]]:
+        """The raw event log of a session."""
+        events = list(self._events(session_id))
+        return [_describe(event) for event in events]
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """Every session, in the order they were started."""
+        return [self._session_summary(session_id) for session_id in self._session_ids()]
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _events(self, session_id: str, lte: int | None = None) -> Iterator[Transcript.Event]:
+        events = list(self._log.events.get(transcript_id(session_id), lte=lte))
+        if not events:
+            raise SessionNotFoundError(session_id)
+        return iter(events)  # type: ignore[arg-type]
+
+    def _fold(self, session_id: str, lte: int | None = None) -> SessionFold:
+        return SessionFold.of(self._events(session_id, lte=lte))
+
+    def _load(self, session_id: str, min_version: int = 0) -> Transcript:
+        aggregate_id = transcript_id(session_id)
+        repository = self._log.repository
+        try:
+            transcript: Transcript = repository.get(aggregate_id, projector_func=_replay)
+            if transcript.version < min_version:  # cached copy older than what the caller saw
+                self._evict(aggregate_id)
+                transcript = repository.get(aggregate_id, projector_func=_replay)
+        except AggregateNotFoundError:
+            raise SessionNotFoundError(session_id) from None
+        except PersistenceError as error:
+            raise StorageError(f"cannot read session {session_id!r}: {error}") from error
+        return transcript
+
+    def _try_save(self, transcript: Transcript) -> PersistenceError | None:
+        """Save pending events; return the error of a failed save (a conflict, a lock timeout)."""
+        try:
+            self._log.save(transcript)
+        except PersistenceError as error:
+            self._evict(transcript.id)
+            return error
+        return None
+
+    def _write(
+        self, session_id: str, command: Callable[[Transcript], T], min_version: int = 0
+    ) -> T:
+        """Run a command on the session's aggregate and save it, retrying under contention."""
+        aggregate_id = transcript_id(session_id)
+        error: PersistenceError | None = None
+        with self._locks[hash(aggregate_id) % _LOCK_STRIPES]:
+            for _ in backoff.attempts(self.config.lock_timeout):
+                transcript = self._load(session_id, min_version)
+                try:
+                    result = command(transcript)
+                except BaseException:
+                    self._evict(aggregate_id)
+                    raise
+                if not transcript.pending_events:
+                    return result
+                error = self._try_save(transcript)
+                if error is None:
+                    return result
+        raise self._timed_out(session_id, error)
+
+    def _timed_out(self, session_id: str, error: PersistenceError | None) -> StorageError:
+        cause = "other writers kept winning the race" if isinstance(error, IntegrityError) else error
+        return StorageError(
+            f"could not write session {session_id!r} within {self.config.lock_timeout:g} s: {cause}"
+        )
+
+    def _evict(self, aggregate_id: UUID) -> None:
+        cache = self._log.repository.cache
+        if cache is not None:
+            try:
+                cache.get(aggregate_id, evict=True)
+            except KeyError:
+                pass
+
+    def _record_failure(
+        self,
+        attempt: CompactionAttempt,
+        failure: str,
+        error: str,
+        *,
+        reason: str,
+        would_supersede: Sequence[str],
+        tokens: tuple[int | None, int | None] = (None, None),
+    ) -> CompactionResult:
+        try:
+            self._write(
+                attempt.session_id,
+                lambda transcript: transcript.fail_compaction(
+                    compaction_id=attempt.id,
+                    based_on_version=attempt.version,
+                    failure=failure,
+                    error=error,
+                    reason=reason,
+                    would_supersede=would_supersede,
+                    tokens_before=tokens[0],
+                    tokens_after=tokens[1],
+                ),
+            )
+        except StorageError as unrecorded:
+            error = f"{error} (and the failure could not be recorded: {unrecorded})"
+        try:
+            messages = self.active(attempt.session_id)
+        except StorageError:
+            messages = [dict(message) for message in attempt.messages]
+        return CompactionResult(False, attempt.id, messages, failure, error)
+
+    def _check_attempt(self, attempt: CompactionAttempt) -> None:
+        if not isinstance(attempt, CompactionAttempt) or attempt.store_token is not self:
+            raise TranscriptError("this compaction attempt was not begun by this store")
+
+    def _session_ids(self) -> Iterator[str]:
+        recorder = self._log.recorder
+        position: int | None = None
+        while True:
+            page = recorder.select_notifications(
+                position, _SESSION_PAGE, topics=[Transcript.Started.TOPIC], inclusive_of_start=False
+            )
+            for notification in page:
+                started = self._log.mapper.to_domain_event(notification)
+                yield started.session_id  # type: ignore[attr-defined]
+            if len(page) < _SESSION_PAGE:
+                return
+            position = page[-1].id
+
+    def _session_summary(self, session_id: str) -> dict[str, Any]:
+        transcript = self._load(session_id)
+        return {
+            "id": transcript.session_id,
+            "source": transcript.source,
+            "model": transcript.model,
+            "parent_id": transcript.parent_id,
+            "metadata": transcript.metadata,
+            "started_at": transcript.created_on,
+            "last_event_at": transcript.modified_on,
+            "messages": len(transcript.hashes),
+            "active": len(transcript.active),
+            "compactions_committed": transcript.committed_count,
+            "compactions_failed": transcript.failed_count,
+        }
+
+
+_EVENT_HEADER = frozenset({"originator_id", "originator_version", "timestamp", "originator_topic"})
+
+
+def _describe(event: Transcript.Event) -> dict[str, Any]:
+    return {
+        "version": event.originator_version,
+        "type": type(event).__name__,
+        "at": event.timestamp,
+        "data": {key: value for key, value in vars(event).items() if key not in _EVENT_HEADER},
+    }
+
+
+def _check_tokens(*counts: object) -> None:
+    for count in counts:
+        if count is not None and (type(count) is not int or count < 0):
+            raise TranscriptError(f"token counts are non-negative integers or None: {count!r}")

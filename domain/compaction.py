@@ -1,0 +1,123 @@
+"""The compaction contract: which replacements are valid and what they do.
+
+A compaction is planned against the active snapshot an attempt saw. Replacement items that
+carry the id of a snapshot message keep it (unchanged); items without an id are new messages;
+anything else is rejected with a failure code that the audit records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .errors import InvalidMessageError
+from .messages import Message, call_answered, calls_made, content_hash, new_message_id, split_id
+
+CONFLICT = "conflict"
+INVALID_REPLACEMENT = "invalid_replacement"
+ORPHANED_TOOL_RESULT = "orphaned_tool_result"
+SUMMARIZE_ERROR = "summarize_error"
+STORAGE_ERROR = "storage_error"
+FAILURES = (CONFLICT, INVALID_REPLACEMENT, ORPHANED_TOOL_RESULT, SUMMARIZE_ERROR, STORAGE_ERROR)
+
+
+class CompactionRejected(Exception):
+    """A compaction that must not commit; the application records it as failed."""
+
+    def __init__(self, failure: str, error: str, would_supersede: Sequence[str]) -> None:
+        super().__init__(error)
+        self.failure = failure
+        self.error = error
+        self.would_supersede = list(would_supersede)
+
+
+@dataclass(frozen=True)
+class NewMessage:
+    id: str
+    content: Message
+    content_hash: str
+
+
+@dataclass(frozen=True)
+class CompactionPlan:
+    """What a valid replacement does to the snapshot it was computed from."""
+
+    order: list[str]  # ids of the replacement, in the given order
+    kept: list[str]
+    superseded: list[str]
+    added: list[NewMessage]
+
+
+def plan_compaction(
+    snapshot: Sequence[str], replacement: object, hashes: Mapping[str, str]
+) -> CompactionPlan:
+    """Check a replacement against the snapshot ids; raise CompactionRejected if invalid."""
+
+    def reject(error: str) -> CompactionRejected:
+        return CompactionRejected(INVALID_REPLACEMENT, error, snapshot)
+
+    if isinstance(replacement, (str, bytes, Mapping)) or not isinstance(replacement, Sequence):
+        raise reject(f"a replacement must be a list of messages, not {type(replacement).__name__}")
+    in_snapshot = set(snapshot)
+    order: list[str] = []
+    kept: list[str] = []
+    added: list[NewMessage] = []
+    for index, item in enumerate(replacement):
+        try:
+            message_id, content = split_id(item)
+        except InvalidMessageError as error:
+            raise reject(f"replacement item {index}: {error}") from None
+        if message_id is None:
+            new = NewMessage(new_message_id(), content, content_hash(content))
+            added.append(new)
+            order.append(new.id)
+            continue
+        if message_id not in in_snapshot:
+            raise reject(
+                f"replacement item {index} has id {message_id!r}, which is not a message "
+                "of the snapshot (drop the id of a new message)"
+            )
+        if message_id in kept:
+            raise reject(f"replacement keeps message {message_id!r} twice")
+        if content_hash(content) != hashes[message_id]:
+            raise reject(
+                f"replacement item {index} keeps message {message_id!r} but changes its "
+                "content (drop the id of an edited message)"
+            )
+        kept.append(message_id)
+        order.append(message_id)
+    kept_set = set(kept)
+    superseded = [message_id for message_id in snapshot if message_id not in kept_set]
+    return CompactionPlan(order=order, kept=kept, superseded=superseded, added=added)
+
+
+def check_tool_pairing(
+    result: Sequence[str],
+    calls: Mapping[str, str],
+    answers: Mapping[str, str],
+    superseded: Sequence[str],
+) -> None:
+    """Reject a result in which a tool message comes without the call it answers.
+
+    `calls` maps a tool call id to the assistant message making it, `answers` maps a tool
+    message to the call id it answers; both cover every message of `result` and of the
+    snapshot. A call that was never in the transcript is not checked (it may predate it).
+    """
+    seen: set[str] = set()
+    for message_id in result:
+        call_id = answers.get(message_id)
+        if call_id is not None and call_id in calls and calls[call_id] not in seen:
+            raise CompactionRejected(
+                ORPHANED_TOOL_RESULT,
+                f"tool message {message_id!r} would come without the assistant message "
+                f"{calls[call_id]!r} that makes call {call_id!r}; keep both, in order",
+                superseded,
+            )
+        seen.add(message_id)
+
+
+def pairing_facts(message_id: str, content: Message) -> tuple[dict[str, str], dict[str, str]]:
+    """The (calls, answers) entries one message contributes to `check_tool_pairing`."""
+    calls = dict.fromkeys(calls_made(content), message_id)
+    answered = call_answered(content)
+    return calls, ({message_id: answered} if answered is not None else {})

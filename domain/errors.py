@@ -1,0 +1,35 @@
+"""Errors raised by transcript-store. All of them subclass `TranscriptError`."""
+
+from __future__ import annotations
+
+
+class TranscriptError(Exception):
+    """Base class of every error this library raises on purpose."""
+
+
+class SessionNotFoundError(TranscriptError, LookupError):
+    """The session was never started."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session {session_id!r} was never started")
+        self.session_id = session_id
+
+
+class InvalidMessageError(TranscriptError, ValueError):
+    """A message is not a JSON object with a known role, or holds a non-JSON value."""
+
+
+class MessageConflictError(TranscriptError):
+    """A stored message id was given again with different content."""
+
+    def __init__(self, session_id: str, message_id: str) -> None:
+        super().__init__(
+            f"message {message_id!r} of session {session_id!r} is already stored "
+            "with different content (give an edited message a new id)"
+        )
+        self.session_id = session_id
+        self.message_id = message_id
+
+
+class StorageError(TranscriptError):
+    """The store could not be read or written (lock timeout, I/O error, bad URL)."""

@@ -1,0 +1,295 @@
+"""The Transcript aggregate: one append-only event stream per agent session.
+
+Its state stays small whatever the length of the history: the active id list, a content
+hash per message id ever stored, and the tool-call facts of the active messages. Message
+contents live only in the events (and in the read models projected from them).
+
+Stored topics are explicit (`transcripts:Transcript.<Event>`), so renaming code never
+breaks stored data. Command methods check every invariant; `apply` bodies only mutate
+state, because they run again on every replay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+from uuid import NAMESPACE_URL, UUID, uuid5
+
+from eventsourcing.domain import Aggregate
+
+from .compaction import (
+    CONFLICT,
+    CompactionPlan,
+    CompactionRejected,
+    check_tool_pairing,
+    pairing_facts,
+    plan_compaction,
+)
+from .errors import InvalidMessageError, MessageConflictError, TranscriptError
+from .messages import Message, check_json, content_hash, new_message_id, split_id, with_id
+
+
+def transcript_id(session_id: str) -> UUID:
+    """The aggregate id of a session: stable, derived from the session id string."""
+    return uuid5(NAMESPACE_URL, f"/transcripts/{session_id}")
+
+
+class Transcript(Aggregate):
+    TOPIC = "transcripts:Transcript"
+
+    class Event(Aggregate.Event):
+        TOPIC = "transcripts:Transcript.Event"
+
+    class Started(Event, Aggregate.Created):
+        TOPIC = "transcripts:Transcript.Started"
+        session_id: str
+        source: str
+        model: str | None
+        parent_id: str | None
+        metadata: dict[str, Any]
+
+    class MessageAppended(Event):
+        TOPIC = "transcripts:Transcript.MessageAppended"
+        message_id: str
+        message: dict[str, Any]
+        content_hash: str
+
+        def apply(self, transcript: Transcript) -> None:
+            transcript.hashes[self.message_id] = self.content_hash
+            transcript.active.append(self.message_id)
+            transcript.note_pairing(self.message_id, self.message)
+
+    class CompactionCommitted(Event):
+        TOPIC = "transcripts:Transcript.CompactionCommitted"
+        compaction_id: str
+        based_on_version: int
+        superseded: list[str]
+        kept: list[str]
+        added: list[dict[str, Any]]  # {"id", "message", "content_hash"} per new message
+        order: list[str]  # the replacement's ids, in order
+        reason: str
+        tokens_before: int | None
+        tokens_after: int | None
+
+        def apply(self, transcript: Transcript) -> None:
+            replaced = set(self.superseded) | set(self.kept)
+            tail = [i for i in transcript.active if i not in replaced]
+            for new in self.added:
+                transcript.hashes[new["id"]] = new["content_hash"]
+                transcript.note_pairing(new["id"], new["message"])
+            transcript.active = [*self.order, *tail]
+            transcript.forget_pairing(self.superseded)
+            transcript.last_commit_version = self.originator_version
+            transcript.compaction_ids.add(self.compaction_id)
+            transcript.committed_count += 1
+
+    class CompactionFailed(Event):
+        TOPIC = "transcripts:Transcript.CompactionFailed"
+        compaction_id: str
+        based_on_version: int
+        failure: str
+        error: str
+        reason: str
+        would_supersede: list[str]
+        tokens_before: int | None
+        tokens_after: int | None
+
+        def apply(self, transcript: Transcript) -> None:
+            transcript.compaction_ids.add(self.compaction_id)
+            transcript.failed_count += 1
+
+    def __init__(
+        self,
+        session_id: str,
+        source: str,
+        model: str | None,
+        parent_id: str | None,
+        metadata: dict[str, Any],
+    ) -> None:
+        self.session_id = session_id
+        self.source = source
+        self.model = model
+        self.parent_id = parent_id
+        self.metadata = metadata
+        self.active: list[str] = []
+        self.hashes: dict[str, str] = {}
+        self.calls: dict[str, str] = {}  # tool call id -> active assistant message making it
+        self.answers: dict[str, str] = {}  # active tool message id -> call id it answers
+        self.last_commit_version = 0
+        self.compaction_ids: set[str] = set()
+        self.committed_count = 0
+        self.failed_count = 0
+
+    # -- commands ------------------------------------------------------------------------
+
+    @classmethod
+    def start(
+        cls,
+        session_id: str,
+        *,
+        source: str,
+        model: str | None,
+        parent_id: str | None,
+        metadata: Mapping[str, Any],
+    ) -> Transcript:
+        _check_start(session_id, source, model, parent_id, metadata)
+        return cls._create(
+            cls.Started,
+            id=transcript_id(session_id),
+            session_id=session_id,
+            source=source,
+            model=model,
+            parent_id=parent_id,
+            metadata=dict(metadata),
+        )
+
+    def started_with(
+        self,
+        *,
+        source: str,
+        model: str | None,
+        parent_id: str | None,
+        metadata: Mapping[str, Any],
+    ) -> bool:
+        return (self.source, self.model, self.parent_id, self.metadata) == (
+            source,
+            model,
+            parent_id,
+            dict(metadata),
+        )
+
+    def append(self, messages: Sequence[object]) -> list[Message]:
+        """Store the messages not stored yet; return every given message as stored.
+
+        A stored id with identical content is a no-op; with other content the whole call
+        is refused with MessageConflictError before anything is triggered.
+        """
+        items = [split_id(message) for message in messages]
+        planned: dict[str, str] = {}
+        for message_id, content in items:
+            if message_id is None:
+                continue
+            digest = content_hash(content)
+            known = self.hashes.get(message_id, planned.get(message_id))
+            if known is not None and known != digest:
+                raise MessageConflictError(self.session_id, message_id)
+            planned[message_id] = digest
+        stored: list[Message] = []
+        for message_id, content in items:
+            message_id = message_id or new_message_id()
+            if message_id not in self.hashes:
+                self.trigger_event(
+                    self.MessageAppended,
+                    message_id=message_id,
+                    message=content,
+                    content_hash=planned.get(message_id) or content_hash(content),
+                )
+            stored.append(with_id(message_id, content))
+        return stored
+
+    def commit_compaction(
+        self,
+        *,
+        compaction_id: str,
+        based_on_version: int,
+        snapshot: Sequence[str],
+        replacement: object,
+        reason: str,
+        tokens_before: int | None,
+        tokens_after: int | None,
+    ) -> CompactionPlan:
+        """Commit a replacement of the snapshot, or raise CompactionRejected."""
+        self._check_unsettled(compaction_id)
+        if self.last_commit_version > based_on_version:
+            raise CompactionRejected(
+                CONFLICT,
+                f"another compaction committed at version {self.last_commit_version}, "
+                f"after this attempt began at version {based_on_version}",
+                snapshot,
+            )
+        if list(snapshot) != self.active[: len(snapshot)]:
+            raise TranscriptError("the attempt's snapshot is not this transcript's active list")
+        plan = plan_compaction(snapshot, replacement, self.hashes)
+        calls, answers = dict(self.calls), dict(self.answers)
+        for new in plan.added:
+            new_calls, new_answers = pairing_facts(new.id, new.content)
+            calls.update(new_calls)
+            answers.update(new_answers)
+        tail = self.active[len(snapshot) :]
+        check_tool_pairing([*plan.order, *tail], calls, answers, plan.superseded)
+        self.trigger_event(
+            self.CompactionCommitted,
+            compaction_id=compaction_id,
+            based_on_version=based_on_version,
+            superseded=plan.superseded,
+            kept=plan.kept,
+            added=[
+                {"id": new.id, "message": new.content, "content_hash": new.content_hash}
+                for new in plan.added
+            ],
+            order=plan.order,
+            reason=reason,
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+        )
+        return plan
+
+    def fail_compaction(
+        self,
+        *,
+        compaction_id: str,
+        based_on_version: int,
+        failure: str,
+        error: str,
+        reason: str,
+        would_supersede: Sequence[str],
+        tokens_before: int | None = None,
+        tokens_after: int | None = None,
+    ) -> None:
+        """Record a failed attempt; it changes nothing else."""
+        self._check_unsettled(compaction_id)
+        self.trigger_event(
+            self.CompactionFailed,
+            compaction_id=compaction_id,
+            based_on_version=based_on_version,
+            failure=failure,
+            error=error,
+            reason=reason,
+            would_supersede=list(would_supersede),
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+        )
+
+    # -- state helpers (used by apply bodies) --------------------------------------------
+
+    def note_pairing(self, message_id: str, content: Message) -> None:
+        calls, answers = pairing_facts(message_id, content)
+        self.calls.update(calls)
+        self.answers.update(answers)
+
+    def forget_pairing(self, message_ids: Iterable[str]) -> None:
+        gone = set(message_ids)
+        self.calls = {call: owner for call, owner in self.calls.items() if owner not in gone}
+        self.answers = {m: call for m, call in self.answers.items() if m not in gone}
+
+    def _check_unsettled(self, compaction_id: str) -> None:
+        if compaction_id in self.compaction_ids:
+            raise TranscriptError(f"compaction {compaction_id!r} was already committed or failed")
+
+
+def _check_start(
+    session_id: object, source: object, model: object, parent_id: object, metadata: object
+) -> None:
+    if not isinstance(session_id, str) or not session_id:
+        raise TranscriptError(f"a session id must be a non-empty string: {session_id!r}")
+    if not isinstance(source, str):
+        raise TranscriptError(f"source must be a string: {source!r}")
+    for name, value in (("model", model), ("parent_id", parent_id)):
+        if value is not None and not isinstance(value, str):
+            raise TranscriptError(f"{name} must be a string or None: {value!r}")
+    if not isinstance(metadata, Mapping):
+        raise TranscriptError(f"metadata must be a JSON object: {metadata!r}")
+    try:
+        check_json({"session_id": session_id, "metadata": dict(metadata)}, "start")
+    except InvalidMessageError as error:
+        raise TranscriptError(str(error)) from None

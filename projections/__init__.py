@@ -1,0 +1,1 @@
+"""Read-model logic: what each event does to what users read. No SQL here."""

@@ -1,0 +1,125 @@
+"""A pure fold of one transcript's events into what users read.
+
+Given the events of a session in order, `SessionFold` computes the active context, the
+full history with supersession marks, and the compaction audit. It is the reference
+semantics of every view: the store reads it directly, and the SQL read models are
+checked against it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..domain.messages import Message, with_id
+from ..domain.transcript import Transcript
+
+COMMITTED = "committed"
+FAILED = "failed"
+
+
+@dataclass
+class HistoryEntry:
+    id: str
+    message: Message
+    appended_at: datetime
+    active: bool = True
+    superseded_by: str | None = None
+    added_by: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "active": self.active,
+            "superseded_by": self.superseded_by,
+            "added_by": self.added_by,
+            "message": with_id(self.id, self.message),
+        }
+
+
+@dataclass
+class SessionFold:
+    session_id: str = ""
+    source: str = ""
+    model: str | None = None
+    parent_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    started_at: datetime | None = None
+    last_event_at: datetime | None = None
+    version: int = 0
+    entries: dict[str, HistoryEntry] = field(default_factory=dict)  # in storage order
+    active_ids: list[str] = field(default_factory=list)
+    compactions: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, events: Iterable[Transcript.Event]) -> SessionFold:
+        fold = cls()
+        for event in events:
+            fold.apply(event)
+        return fold
+
+    def apply(self, event: Transcript.Event) -> None:
+        self.version = event.originator_version
+        self.last_event_at = event.timestamp
+        if isinstance(event, Transcript.Started):
+            self.session_id = event.session_id
+            self.source = event.source
+            self.model = event.model
+            self.parent_id = event.parent_id
+            self.metadata = event.metadata
+            self.started_at = event.timestamp
+        elif isinstance(event, Transcript.MessageAppended):
+            self._add(event.message_id, event.message, event.timestamp, added_by=None)
+            self.active_ids.append(event.message_id)
+        elif isinstance(event, Transcript.CompactionCommitted):
+            self._commit(event)
+        elif isinstance(event, Transcript.CompactionFailed):
+            self.compactions.append(
+                self._audit_entry(event, FAILED, event.would_supersede, [])
+                | {"failure": event.failure, "error": event.error}
+            )
+
+    def _add(self, message_id: str, message: Message, at: datetime, added_by: str | None) -> None:
+        self.entries[message_id] = HistoryEntry(message_id, message, at, added_by=added_by)
+
+    def _commit(self, event: Transcript.CompactionCommitted) -> None:
+        for new in event.added:
+            self._add(new["id"], new["message"], event.timestamp, added_by=event.compaction_id)
+        for message_id in event.superseded:
+            entry = self.entries[message_id]
+            entry.active = False
+            entry.superseded_by = event.compaction_id
+        replaced = set(event.superseded) | set(event.kept)
+        self.active_ids = [*event.order, *(i for i in self.active_ids if i not in replaced)]
+        added_ids = [new["id"] for new in event.added]
+        self.compactions.append(self._audit_entry(event, COMMITTED, event.superseded, added_ids))
+
+    @staticmethod
+    def _audit_entry(
+        event: Transcript.CompactionCommitted | Transcript.CompactionFailed,
+        status: str,
+        superseded: list[str],
+        added: list[str],
+    ) -> dict[str, Any]:
+        return {
+            "id": event.compaction_id,
+            "status": status,
+            "reason": event.reason,
+            "failure": None,
+            "error": None,
+            "superseded": list(superseded),
+            "added": added,
+            "based_on_version": event.based_on_version,
+            "tokens_before": event.tokens_before,
+            "tokens_after": event.tokens_after,
+            "at": event.timestamp,
+            "version": event.originator_version,
+        }
+
+    def active(self) -> list[Message]:
+        return [with_id(i, self.entries[i].message) for i in self.active_ids]
+
+    def history(self) -> list[dict[str, Any]]:
+        return [entry.as_dict() for entry in self.entries.values()]
