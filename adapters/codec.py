@@ -20,10 +20,16 @@ _DATETIME = "datetime_iso"
 _UUID = "uuid_hex"
 
 
-def _tag(value: object) -> dict[str, str]:
+def _tag(value: Any) -> Any:
     if isinstance(value, datetime):
         return {"_type_": _DATETIME, "_data_": value.isoformat()}
-    raise TypeError(f"cannot store a {type(value).__name__} in an event")
+    if isinstance(value, UUID):
+        return {"_type_": _UUID, "_data_": value.hex}
+    return value
+
+
+def _refuse(value: object) -> None:
+    raise TypeError(f"cannot store a {type(value).__name__} inside an event field")
 
 
 def _untag(value: Any) -> Any:
@@ -41,11 +47,8 @@ class OrjsonTranscoder(Transcoder):
 
     def encode(self, obj: Any) -> bytes:
         if isinstance(obj, dict):
-            obj = {
-                key: {"_type_": _UUID, "_data_": value.hex} if isinstance(value, UUID) else value
-                for key, value in obj.items()
-            }
-        return orjson.dumps(obj, default=_tag, option=orjson.OPT_PASSTHROUGH_DATETIME)
+            obj = {key: _tag(value) for key, value in obj.items()}
+        return orjson.dumps(obj, default=_refuse, option=orjson.OPT_PASSTHROUGH_DATETIME)
 
     def decode(self, data: bytes) -> Any:
         obj = orjson.loads(data)

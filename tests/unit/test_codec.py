@@ -1,0 +1,66 @@
+"""The orjson codec writes what the library's own JSON transcoder reads, and back."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from uuid import uuid4
+
+import pytest
+from eventsourcing.persistence import DatetimeAsISO, JSONTranscoder, UUIDAsHex
+
+from transcripts.adapters.codec import OrjsonTranscoder
+
+EVENT_STATE = {
+    "timestamp": datetime(2026, 3, 1, 12, 30, 15, 123456, tzinfo=timezone.utc),
+    "message_id": "msg_1",
+    "message": {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "héllo ✓"}, {"type": "image_url", "image_url": None}],
+        "tool_calls": [{"id": "call_1", "function": {"name": "f", "arguments": "{}"}}],
+        "score": 0.25,
+        "count": 2**62,
+    },
+    "content_hash": "ab" * 32,
+}
+
+
+@pytest.fixture
+def library_transcoder() -> JSONTranscoder:
+    transcoder = JSONTranscoder()
+    transcoder.register(UUIDAsHex())
+    transcoder.register(DatetimeAsISO())
+    return transcoder
+
+
+def test_an_event_state_round_trips_exactly_through_the_orjson_codec() -> None:
+    codec = OrjsonTranscoder()
+    assert codec.decode(codec.encode(EVENT_STATE)) == EVENT_STATE
+
+
+def test_the_library_transcoder_reads_what_the_orjson_codec_wrote(
+    library_transcoder: JSONTranscoder,
+) -> None:
+    assert library_transcoder.decode(OrjsonTranscoder().encode(EVENT_STATE)) == EVENT_STATE
+
+
+def test_the_orjson_codec_reads_what_the_library_transcoder_wrote(
+    library_transcoder: JSONTranscoder,
+) -> None:
+    assert OrjsonTranscoder().decode(library_transcoder.encode(EVENT_STATE)) == EVENT_STATE
+
+
+def test_timestamps_revive_as_timezone_aware_datetimes() -> None:
+    revived = OrjsonTranscoder().decode(OrjsonTranscoder().encode(EVENT_STATE))["timestamp"]
+    assert isinstance(revived, datetime) and revived.tzinfo is not None
+
+
+def test_top_level_uuids_round_trip_in_the_library_format(library_transcoder: JSONTranscoder) -> None:
+    state = {"originator_id": uuid4()}
+    encoded = OrjsonTranscoder().encode(state)
+    assert OrjsonTranscoder().decode(encoded) == state
+    assert library_transcoder.decode(encoded) == state
+
+
+def test_a_datetime_inside_message_content_is_refused() -> None:
+    with pytest.raises(TypeError):
+        OrjsonTranscoder().encode({"message": {"when": datetime.now(timezone.utc)}})
