@@ -2,7 +2,8 @@
 
 Commands load a Transcript aggregate, let it decide, and save its new events in one
 transaction, retrying version conflicts and lock timeouts with backoff (safe, because
-message ids make every write idempotent). Queries fold the session's events.
+message ids make every write idempotent). Queries read the views projected from the log
+(cost O(result)); time travel and verification fold the log itself.
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ from eventsourcing.utils import Environment, EnvType
 from . import backoff
 from .config import StoreConfig
 from .domain.compaction import STORAGE_ERROR, SUMMARIZE_ERROR, CompactionRejected
-from .domain.errors import SessionNotFoundError, StorageError, TranscriptError
-from .domain.messages import Message, as_message_list
+from .domain.errors import MessageNotFoundError, SessionNotFoundError, StorageError, TranscriptError
+from .domain.messages import Message, as_message_list, safe_text
 from .domain.transcript import Transcript, transcript_id
 from .projections.fold import SessionFold
+from .projections.projector import Projector
+from .projections.verify import VerifyReport, compare_session, quarantine_problems
+from .projections.views import Progress, TranscriptViews, ViewStatus
 from .results import CompactionAttempt, CompactionResult
 
 T = TypeVar("T")
@@ -53,19 +57,33 @@ def _replay(transcript: Transcript | None, events: Iterable[Transcript.Event]) -
 class TranscriptStore:
     """An append-only, event-sourced store of agent transcripts."""
 
-    def __init__(self, config: StoreConfig) -> None:
-        config.prepare()
+    def __init__(self, config: StoreConfig, *, projector: type[Projector] = Projector) -> None:
+        backend = config.backend()
+        backend.prepare(config)
         self.config = config
         try:
             self._log = TranscriptLog(env=config.library_env())
+            self._views: TranscriptViews = backend.open_views(self._log, projector)
+            self._views.ensure_current()
+            self._views.catch_up()
         except PersistenceError as error:
             raise StorageError(f"cannot open {config.url}: {error}") from error
         self._locks = [threading.Lock() for _ in range(_LOCK_STRIPES)]
 
     @classmethod
-    def open(cls, url: str | None = None, *, lock_timeout: float | None = None) -> TranscriptStore:
-        """Open a store: `memory://`, `sqlite:///file.db`, or the default file when None."""
-        return cls(StoreConfig.from_url(url, lock_timeout=lock_timeout))
+    def open(
+        cls,
+        url: str | None = None,
+        *,
+        lock_timeout: float | None = None,
+        projector: type[Projector] = Projector,
+    ) -> TranscriptStore:
+        """Open a store: `memory://`, `sqlite:///file.db`, or the default file when None.
+
+        `projector` projects the views; a projector with other view versions than the ones
+        stored rebuilds them on open.
+        """
+        return cls(StoreConfig.from_url(url, lock_timeout=lock_timeout), projector=projector)
 
     def close(self) -> None:
         self._log.close()
@@ -120,14 +138,12 @@ class TranscriptStore:
         return self.active(session_id)
 
     def begin_compaction(self, session_id: str) -> CompactionAttempt:
-        fold = self._fold(session_id)
-        return CompactionAttempt(
-            id=f"cmp_{uuid4().hex}",
-            session_id=session_id,
-            version=fold.version,
-            messages=fold.active(),
-            store_token=self,
-        )
+        """Take the active snapshot a compaction is computed against."""
+        snapshot = self._views.snapshot(session_id)
+        if snapshot is None:
+            raise SessionNotFoundError(session_id)
+        version, messages = snapshot
+        return CompactionAttempt(f"cmp_{uuid4().hex}", session_id, version, messages, store_token=self)
 
     def commit_compaction(
         self,
@@ -204,38 +220,114 @@ class TranscriptStore:
 
     def active(self, session_id: str) -> list[Message]:
         """The active context, in order, each message with its `id`."""
-        return self._fold(session_id).active()
+        return self._found(session_id, self._views.active(session_id))
 
     def active_at(self, session_id: str, version: int) -> list[Message]:
         """The active context right after event `version` of the session."""
-        if not isinstance(version, int) or version < 1:
+        if type(version) is not int or version < 1:
             raise TranscriptError(f"a version is a positive integer: {version!r}")
         return self._fold(session_id, lte=version).active()
 
     def history(self, session_id: str) -> list[dict[str, Any]]:
         """Every message ever stored, in order, with its active / superseded marks."""
-        return self._fold(session_id).history()
+        rows = self._found(session_id, self._views.history(session_id))
+        return [
+            {
+                "id": row.message_id,
+                "active": row.active,
+                "superseded_by": row.superseded_by,
+                "added_by": row.added_by,
+                "message": row.message,
+            }
+            for row in rows
+        ]
 
     def compactions(self, session_id: str) -> list[dict[str, Any]]:
         """The compaction audit, oldest first: committed and failed attempts."""
-        return self._fold(session_id).compactions
+        return [row.as_audit_entry() for row in self._found(session_id, self._views.attempts(session_id))]
 
     def events(self, session_id: str) -> list[dict[str, Any]]:
         """The raw event log of a session."""
-        events = list(self._events(session_id))
-        return [_describe(event) for event in events]
+        return [_describe(event) for event in self._events(session_id)]
 
     def sessions(self) -> list[dict[str, Any]]:
         """Every session, in the order they were started."""
-        return [self._session_summary(session_id) for session_id in self._session_ids()]
+        return [row.as_summary() for row in self._views.sessions()]
+
+    def explain(self, session_id: str, message_id: str) -> dict[str, Any]:
+        """Why a message is (or is not) in the active context: who added it, who superseded it."""
+        row = self._views.message(session_id, message_id)
+        if row is None:
+            self._found(session_id, self._views.session(session_id))
+            raise MessageNotFoundError(session_id, message_id)
+        adding = self._views.attempt(row.added_by) if row.added_by else None
+        superseding = self._views.attempt(row.superseded_by) if row.superseded_by else None
+        return {
+            "session_id": session_id,
+            "message_id": message_id,
+            "role": row.role,
+            "added": {
+                "event": "CompactionCommitted" if adding else "MessageAppended",
+                "version": row.appended_version,
+                "at": row.appended_at,
+                "compaction_id": row.added_by,
+                "reason": adding.reason if adding else None,
+            },
+            "active": row.active,
+            "position": self._views.active_position(session_id, message_id),
+            "superseded": None
+            if superseding is None
+            else {
+                "compaction_id": superseding.compaction_id,
+                "version": superseding.version,
+                "at": superseding.at,
+                "reason": superseding.reason,
+            },
+            "message": row.message,
+        }
+
+    # -- projections -----------------------------------------------------------------------
+
+    def rebuild_projections(self, progress: Progress | None = None) -> int:
+        """Replay the whole log into fresh views and swap them in; return the events replayed.
+
+        `progress(done, total)` is called after each batch. Readers see the old views until
+        the new ones are complete.
+        """
+        return self._views.rebuild(progress)
+
+    def catch_up_projections(self, progress: Progress | None = None) -> int:
+        """Project the log entries the views have not seen yet; return how many."""
+        return self._views.catch_up(progress)
+
+    def projection_status(self) -> list[ViewStatus]:
+        """Per view: its version, tracked position against the log head, rows, quarantined."""
+        return self._views.status()
+
+    def verify_projections(self) -> VerifyReport:
+        """Diff every view against an independent fold of the log."""
+        in_log = list(self._session_ids())
+        known = set(in_log)
+        sessions = [*in_log, *(s for s in self._views.session_ids() if s not in known)]
+        problems = quarantine_problems(self._views.quarantined())
+        for session_id in sessions:
+            fold = self._fold(session_id) if session_id in known else None
+            problems += compare_session(session_id, fold, self._views.rows(session_id))
+        return VerifyReport(sessions=len(sessions), problems=problems)
 
     # -- internals -------------------------------------------------------------------------
 
-    def _events(self, session_id: str, lte: int | None = None) -> Iterator[Transcript.Event]:
+    def _events(self, session_id: str, lte: int | None = None) -> list[Transcript.Event]:
         events = list(self._log.events.get(transcript_id(session_id), lte=lte))
         if not events:
             raise SessionNotFoundError(session_id)
-        return iter(events)  # type: ignore[arg-type]
+        return events  # type: ignore[return-value]
+
+    @staticmethod
+    def _found(session_id: str, result: T | None) -> T:
+        if result is None:
+            raise SessionNotFoundError(session_id)
+        return result
 
     def _fold(self, session_id: str, lte: int | None = None) -> SessionFold:
         return SessionFold.of(self._events(session_id, lte=lte))
@@ -261,6 +353,8 @@ class TranscriptStore:
         except PersistenceError as error:
             self._evict(transcript.id)
             return error
+        if self._views.behind:
+            self._views.catch_up()
         return None
 
     def _write(
@@ -308,6 +402,7 @@ class TranscriptStore:
         would_supersede: Sequence[str],
         tokens: tuple[int | None, int | None] = (None, None),
     ) -> CompactionResult:
+        error = safe_text(error)
         try:
             self._write(
                 attempt.session_id,
@@ -347,22 +442,6 @@ class TranscriptStore:
             if len(page) < _SESSION_PAGE:
                 return
             position = page[-1].id
-
-    def _session_summary(self, session_id: str) -> dict[str, Any]:
-        transcript = self._load(session_id)
-        return {
-            "id": transcript.session_id,
-            "source": transcript.source,
-            "model": transcript.model,
-            "parent_id": transcript.parent_id,
-            "metadata": transcript.metadata,
-            "started_at": transcript.created_on,
-            "last_event_at": transcript.modified_on,
-            "messages": len(transcript.hashes),
-            "active": len(transcript.active),
-            "compactions_committed": transcript.committed_count,
-            "compactions_failed": transcript.failed_count,
-        }
 
 
 _EVENT_HEADER = frozenset({"originator_id", "originator_version", "timestamp", "originator_topic"})

@@ -16,15 +16,26 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+from uuid import UUID, uuid4
 
+from eventsourcing.utils import resolve_topic
 from platformdirs import user_data_path
 
 from .domain.errors import StorageError
+
+if TYPE_CHECKING:
+    from eventsourcing.application import Application
+
+    from .projections.projector import Projector
+    from .projections.views import TranscriptViews
 
 URL_VARIABLE = "TRANSCRIPTS_URL"
 LOCK_TIMEOUT_VARIABLE = "TRANSCRIPTS_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 30.0
 TRANSCODER_TOPIC = "transcripts.adapters.codec:OrjsonTranscoder"
+SQLITE_RECORDER_TOPIC = "transcripts.adapters.sqlite_views:ProjectingSQLiteRecorder"
+SQLITE_BACKEND_TOPIC = "transcripts.adapters.sqlite_backend:SQLITE"
 AGGREGATE_CACHE_SIZE = 128
 
 
@@ -37,11 +48,25 @@ def default_url() -> str:
     return os.environ.get(URL_VARIABLE) or f"sqlite:///{default_path()}"
 
 
+class StorageBackend(Protocol):
+    """What a backend adds to the library's persistence module: its files and its views."""
+
+    def prepare(self, config: StoreConfig) -> None:
+        """Create what the store needs before the library connects (files, directories)."""
+
+    def open_views(self, log: Application[UUID], projector: type[Projector]) -> TranscriptViews:
+        """The views of the store, created if new, kept up to date by the log's writers."""
+
+
 @dataclass(frozen=True)
 class StoreConfig:
     url: str
     lock_timeout: float
     sqlite_path: Path | None  # None for memory://
+    backend_topic: str = SQLITE_BACKEND_TOPIC  # a StorageBackend
+
+    def backend(self) -> StorageBackend:
+        return resolve_topic(self.backend_topic)
 
     @classmethod
     def from_url(cls, url: str | None = None, *, lock_timeout: float | None = None) -> StoreConfig:
@@ -60,36 +85,22 @@ class StoreConfig:
         )
 
     def library_env(self) -> dict[str, str]:
-        """The eventsourcing environment for this store."""
-        env = {
+        """The eventsourcing environment for this store (memory:// is an in-memory SQLite)."""
+        database = (
+            f"file:transcripts-{uuid4().hex}?mode=memory&cache=shared"
+            if self.sqlite_path is None
+            else str(self.sqlite_path)
+        )
+        return {
+            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+            "APPLICATION_RECORDER_TOPIC": SQLITE_RECORDER_TOPIC,
+            "SQLITE_DBNAME": database,
+            "SQLITE_LOCK_TIMEOUT": str(max(1, round(self.lock_timeout))),
             "TRANSCODER_TOPIC": TRANSCODER_TOPIC,
             "AGGREGATE_CACHE_MAXSIZE": str(AGGREGATE_CACHE_SIZE),
             "AGGREGATE_CACHE_FASTFORWARD": "n",
             "DEEPCOPY_FROM_AGGREGATE_CACHE": "n",
         }
-        if self.sqlite_path is None:
-            return env | {"PERSISTENCE_MODULE": "eventsourcing.popo"}
-        return env | {
-            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
-            "SQLITE_DBNAME": str(self.sqlite_path),
-            "SQLITE_LOCK_TIMEOUT": str(max(1, round(self.lock_timeout))),
-        }
-
-    def prepare(self) -> None:
-        """Create the SQLite file and its directories, private to the user."""
-        if self.sqlite_path is None:
-            return
-        directory = self.sqlite_path.parent
-        if not directory.exists():
-            try:
-                directory.mkdir(mode=0o700, parents=True)
-            except OSError as error:
-                raise StorageError(f"cannot create {directory}: {error.strerror}") from None
-        if not self.sqlite_path.exists():
-            try:
-                os.close(os.open(self.sqlite_path, os.O_CREAT | os.O_WRONLY, 0o600))
-            except OSError as error:
-                raise StorageError(f"cannot create {self.sqlite_path}: {error.strerror}") from None
 
 
 def _lock_timeout(given: float | None) -> float:

@@ -91,6 +91,16 @@ def plan_compaction(
     return CompactionPlan(order=order, kept=kept, superseded=superseded, added=added)
 
 
+def would_supersede(snapshot: Sequence[str], replacement: object) -> list[str]:
+    """The snapshot ids a replacement does not keep (all of them if it is not a list)."""
+    kept: set[str] = set()
+    if isinstance(replacement, Sequence) and not isinstance(replacement, (str, bytes)):
+        kept = {
+            item["id"] for item in replacement if isinstance(item, Mapping) and isinstance(item.get("id"), str)
+        }
+    return [message_id for message_id in snapshot if message_id not in kept]
+
+
 def check_tool_pairing(
     result: Sequence[str],
     calls: Mapping[str, str],

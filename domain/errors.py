@@ -33,3 +33,12 @@ class MessageConflictError(TranscriptError):
 
 class StorageError(TranscriptError):
     """The store could not be read or written (lock timeout, I/O error, bad URL)."""
+
+
+class MessageNotFoundError(TranscriptError, LookupError):
+    """The session never stored a message with this id."""
+
+    def __init__(self, session_id: str, message_id: str) -> None:
+        super().__init__(f"session {session_id!r} has no message {message_id!r}")
+        self.session_id = session_id
+        self.message_id = message_id

@@ -38,8 +38,10 @@ def split_id(message: object) -> tuple[str | None, Message]:
         )
     content = dict(message)
     message_id = content.pop("id", None)
-    if message_id is not None and (not isinstance(message_id, str) or not message_id):
-        raise InvalidMessageError(f"a message id must be a non-empty string: {message_id!r}")
+    if message_id is not None:
+        if not isinstance(message_id, str) or not message_id:
+            raise InvalidMessageError(f"a message id must be a non-empty string: {message_id!r}")
+        _check_text(message_id, "message id")
     role = content.get("role")
     if role not in ROLES:
         raise InvalidMessageError(
@@ -93,6 +95,11 @@ def check_json(value: object, path: str) -> None:
         raise InvalidMessageError(
             f"{path}: a {type(value).__name__} is not a JSON value"
         )
+
+
+def safe_text(text: str) -> str:
+    """Text that can be stored: lone surrogates (undecodable bytes) become escapes."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _check_text(text: str, path: str) -> None:

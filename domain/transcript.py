@@ -19,6 +19,7 @@ from eventsourcing.domain import Aggregate
 
 from .compaction import (
     CONFLICT,
+    would_supersede,
     CompactionPlan,
     CompactionRejected,
     check_tool_pairing,
@@ -26,7 +27,7 @@ from .compaction import (
     plan_compaction,
 )
 from .errors import InvalidMessageError, MessageConflictError, TranscriptError
-from .messages import Message, check_json, content_hash, new_message_id, split_id, with_id
+from .messages import Message, check_json, content_hash, new_message_id, safe_text, split_id, with_id
 
 
 def transcript_id(session_id: str) -> UUID:
@@ -205,7 +206,7 @@ class Transcript(Aggregate):
                 CONFLICT,
                 f"another compaction committed at version {self.last_commit_version}, "
                 f"after this attempt began at version {based_on_version}",
-                snapshot,
+                would_supersede(snapshot, replacement),
             )
         if list(snapshot) != self.active[: len(snapshot)]:
             raise TranscriptError("the attempt's snapshot is not this transcript's active list")
@@ -228,7 +229,7 @@ class Transcript(Aggregate):
                 for new in plan.added
             ],
             order=plan.order,
-            reason=reason,
+            reason=safe_text(reason),
             tokens_before=tokens_before,
             tokens_after=tokens_after,
         )
@@ -253,8 +254,8 @@ class Transcript(Aggregate):
             compaction_id=compaction_id,
             based_on_version=based_on_version,
             failure=failure,
-            error=error,
-            reason=reason,
+            error=safe_text(error),
+            reason=safe_text(reason),
             would_supersede=list(would_supersede),
             tokens_before=tokens_before,
             tokens_after=tokens_after,

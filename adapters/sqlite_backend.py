@@ -1,0 +1,61 @@
+"""The SQLite backend: prepares the store file and opens the views beside the events."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from uuid import UUID
+
+from eventsourcing.application import Application
+
+from .. import backoff
+from ..config import StoreConfig
+from ..domain.errors import StorageError
+from ..projections.projector import Projector
+from .sqlite_views import ProjectingSQLiteRecorder, SQLiteTranscriptViews
+
+
+class SQLiteBackend:
+    """Files are created private to the user (0600, directories 0700) and put in WAL mode
+    before the library connects, so that processes opening a new store at once all succeed."""
+
+    def prepare(self, config: StoreConfig) -> None:
+        if config.sqlite_path is not None:
+            _create_private(config.sqlite_path)
+            _use_wal(config.sqlite_path, config.lock_timeout)
+
+    def open_views(self, log: Application[UUID], projector: type[Projector]) -> SQLiteTranscriptViews:
+        recorder = log.recorder
+        if not isinstance(recorder, ProjectingSQLiteRecorder):
+            raise TypeError(f"a SQLite store records with ProjectingSQLiteRecorder, not {type(recorder)}")
+        views = SQLiteTranscriptViews(log.factory.datastore, mapper=log.mapper, projector=projector)
+        views.create_table()
+        recorder.views = views
+        return views
+
+
+SQLITE = SQLiteBackend()
+
+
+def _create_private(path: Path) -> None:
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    except OSError as error:
+        raise StorageError(f"cannot create {error.filename or path}: {error.strerror}") from None
+
+
+def _use_wal(path: Path, timeout: float) -> None:
+    error: sqlite3.Error | None = None
+    for _ in backoff.attempts(timeout):
+        try:
+            with sqlite3.connect(path, timeout=timeout) as connection:
+                if connection.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    connection.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as locked:  # another process is switching it right now
+            error = locked
+        except sqlite3.DatabaseError as not_sqlite:
+            raise StorageError(f"{path} is not a transcript store: {not_sqlite}") from None
+    raise StorageError(f"cannot open {path}: {error}")

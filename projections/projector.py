@@ -1,0 +1,266 @@
+"""What each event does to each view: the projection logic, with no SQL.
+
+`Projector.project(entries)` turns a batch of log entries into one `ViewChanges` that the
+views write in a single transaction, together with the tracked log position. It reads the
+current state of the sessions it touches through a `ViewState` (the stored views), and keeps
+what the batch itself changed in memory, so a batch of appends costs a few bulk inserts.
+
+An entry that cannot be decoded or applied (unknown topic, corrupt payload, an event for a
+session that was never started, a compaction of messages that are not active) does not stop
+the batch: it is quarantined, and its session flagged.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ..domain.messages import with_id
+from ..domain.transcript import Transcript
+from .fold import COMMITTED, FAILED
+from .rows import ActiveRow, AttemptRow, HistoryRow, QuarantineRow, SessionRow, ViewChanges
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One stored event at its log position: decoded, or with the reason it could not be."""
+
+    position: int
+    transcript_id: str
+    version: int
+    topic: str
+    event: Transcript.Event | None = None
+    undecodable: str | None = None
+
+
+class ViewState(ABC):
+    """Read access to the stored views, for what a batch needs to know before it changes them."""
+
+    @abstractmethod
+    def load_session(self, transcript_id: str) -> SessionRow | None:
+        """The sessions row of a transcript, if it has one."""
+
+    @abstractmethod
+    def load_active(self, session_id: str) -> list[ActiveRow]:
+        """The active_messages rows of a session, in position order."""
+
+
+class Unprojectable(Exception):
+    """An event the views cannot take; it is quarantined."""
+
+
+@dataclass
+class _Session:
+    row: SessionRow
+    active: list[ActiveRow] | None = None  # loaded when a compaction rewrites the list
+    appended: list[ActiveRow] = field(default_factory=list)
+
+
+class Projector:
+    """Projects Transcript events into the views. Bump a view's version to rebuild it."""
+
+    VERSIONS: ClassVar[dict[str, int]] = {
+        "active_messages": 1,
+        "message_history": 1,
+        "compaction_attempts": 1,
+        "sessions": 1,
+    }
+
+    def __init__(self, state: ViewState) -> None:
+        self.state = state
+
+    def project(self, entries: Iterable[LogEntry]) -> ViewChanges:
+        self.changes = ViewChanges()
+        self._sessions: dict[str, _Session | None] = {}
+        for entry in entries:
+            try:
+                self._project(entry)
+            except Unprojectable as problem:
+                self._quarantine(entry, str(problem))
+            except (KeyError, TypeError, ValueError, AttributeError) as problem:
+                self._quarantine(entry, f"malformed event: {type(problem).__name__}: {problem}")
+        for session in self._sessions.values():
+            if session is None:
+                continue
+            self.changes.sessions[session.row.transcript_id] = session.row
+            if session.active is not None:
+                self.changes.active_rewrites[session.row.session_id] = _renumbered(session.active)
+            else:
+                self.changes.active_appends.extend(session.appended)
+        return self.changes
+
+    def _project(self, entry: LogEntry) -> None:
+        event = entry.event
+        if event is None:
+            raise Unprojectable(entry.undecodable or "the event could not be decoded")
+        if isinstance(event, Transcript.Started):
+            self._started(entry, event)
+            return
+        session = self._session(entry.transcript_id)
+        if session is None:
+            raise Unprojectable("an event of a session that has no Started event")
+        if isinstance(event, Transcript.MessageAppended):
+            self._appended(session, event)
+        elif isinstance(event, Transcript.CompactionCommitted):
+            self._committed(session, event)
+        elif isinstance(event, Transcript.CompactionFailed):
+            self._failed(session, event)
+        else:
+            raise Unprojectable(f"no projection for events of type {type(event).__name__}")
+        session.row.version = event.originator_version
+        session.row.last_event_at = event.timestamp
+
+    # -- event handlers: check first, then change (a raise must leave the batch untouched) -
+
+    def _started(self, entry: LogEntry, event: Transcript.Started) -> None:
+        if self._session(entry.transcript_id) is not None:
+            raise Unprojectable("a second Started event for one session")
+        row = SessionRow(
+            session_id=event.session_id,
+            transcript_id=entry.transcript_id,
+            source=event.source,
+            model=event.model,
+            parent_id=event.parent_id,
+            metadata=event.metadata,
+            started_at=event.timestamp,
+            last_event_at=event.timestamp,
+            version=event.originator_version,
+        )
+        self._sessions[entry.transcript_id] = _Session(row, appended=[])
+
+    def _appended(self, session: _Session, event: Transcript.MessageAppended) -> None:
+        row = session.row
+        message = with_id(event.message_id, event.message)
+        active = ActiveRow(row.session_id, row.active_count + 1, event.message_id, message["role"], message)
+        self._add_history(row, message, event, added_by=None)
+        (session.active if session.active is not None else session.appended).append(active)
+        row.active_count += 1
+
+    def _committed(self, session: _Session, event: Transcript.CompactionCommitted) -> None:
+        row = session.row
+        current = self._active(session)
+        by_id = {active.message_id: active for active in current}
+        replaced = {*event.superseded, *event.kept}
+        missing = replaced - by_id.keys()
+        if missing:
+            raise Unprojectable(f"compaction of messages that are not active: {sorted(missing)}")
+        added = {new["id"]: with_id(new["id"], new["message"]) for new in event.added}
+        if not set(event.order) <= by_id.keys() | added.keys():
+            raise Unprojectable("compaction order names messages it neither keeps nor adds")
+        result = [
+            by_id.get(message_id)
+            or ActiveRow(row.session_id, 0, message_id, added[message_id]["role"], added[message_id])
+            for message_id in event.order
+        ]
+        for message in added.values():
+            self._add_history(row, message, event, added_by=event.compaction_id)
+        for message_id in event.superseded:
+            self._supersede(row.session_id, message_id, event.compaction_id)
+        session.active = result + [active for active in current if active.message_id not in replaced]
+        row.active_count = len(session.active)
+        row.compactions_committed += 1
+        self.changes.attempts.append(
+            self._attempt(row, event, COMMITTED, None, None, event.superseded, list(added))
+        )
+
+    def _failed(self, session: _Session, event: Transcript.CompactionFailed) -> None:
+        session.row.compactions_failed += 1
+        self.changes.attempts.append(
+            self._attempt(session.row, event, FAILED, event.failure, event.error, event.would_supersede, [])
+        )
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _session(self, transcript_id: str) -> _Session | None:
+        if transcript_id not in self._sessions:
+            row = self.state.load_session(transcript_id)
+            self._sessions[transcript_id] = _Session(row) if row is not None else None
+        return self._sessions[transcript_id]
+
+    def _active(self, session: _Session) -> list[ActiveRow]:
+        if session.active is None:
+            session.active = self.state.load_active(session.row.session_id) + session.appended
+            session.appended = []
+        return session.active
+
+    def _add_history(
+        self, row: SessionRow, message: dict, event: Transcript.Event, added_by: str | None
+    ) -> None:
+        history = HistoryRow(
+            session_id=row.session_id,
+            seq=row.message_count + 1,
+            message_id=message["id"],
+            role=message["role"],
+            message=message,
+            active=True,
+            superseded_by=None,
+            added_by=added_by,
+            appended_at=event.timestamp,
+            appended_version=event.originator_version,
+        )
+        self.changes.history_inserts[(row.session_id, message["id"])] = history
+        row.message_count += 1
+
+    def _supersede(self, session_id: str, message_id: str, compaction_id: str) -> None:
+        pending = self.changes.history_inserts.get((session_id, message_id))
+        if pending is not None:
+            pending.active = False
+            pending.superseded_by = compaction_id
+        else:
+            self.changes.superseded.append((compaction_id, session_id, message_id))
+
+    @staticmethod
+    def _attempt(
+        row: SessionRow,
+        event: Transcript.CompactionCommitted | Transcript.CompactionFailed,
+        status: str,
+        failure: str | None,
+        error: str | None,
+        superseded: list[str],
+        added: list[str],
+    ) -> AttemptRow:
+        return AttemptRow(
+            compaction_id=event.compaction_id,
+            session_id=row.session_id,
+            version=event.originator_version,
+            status=status,
+            reason=event.reason,
+            failure=failure,
+            error=error,
+            based_on_version=event.based_on_version,
+            superseded_ids=list(superseded),
+            added_ids=added,
+            tokens_before=event.tokens_before,
+            tokens_after=event.tokens_after,
+            at=event.timestamp,
+        )
+
+    def _quarantine(self, entry: LogEntry, reason: str) -> None:
+        session = self._session_or_none(entry.transcript_id)
+        if session is not None:
+            session.row.quarantined += 1
+        self.changes.quarantine.append(
+            QuarantineRow(
+                position=entry.position,
+                transcript_id=entry.transcript_id,
+                session_id=session.row.session_id if session is not None else None,
+                version=entry.version,
+                topic=entry.topic,
+                reason=reason,
+            )
+        )
+
+    def _session_or_none(self, transcript_id: str) -> _Session | None:
+        try:
+            return self._session(transcript_id)
+        except Exception:  # the views may be what is broken; quarantining must not fail
+            return None
+
+
+def _renumbered(active: list[ActiveRow]) -> list[ActiveRow]:
+    return [
+        ActiveRow(row.session_id, position, row.message_id, row.role, row.message)
+        for position, row in enumerate(active, 1)
+    ]

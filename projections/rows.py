@@ -1,0 +1,141 @@
+"""Rows of the read models, as the projection produces them and the views store them.
+
+The public schema (same table and column names on every SQL backend):
+- `active_messages`: session_id, position, message_id, role, message
+- `message_history`: session_id, seq, message_id, role, message, active, superseded_by,
+  added_by, appended_at, appended_version
+- `compaction_attempts`: compaction_id, session_id, version, status, reason, failure, error,
+  based_on_version, superseded_count, added_count, superseded_ids, added_ids,
+  tokens_before, tokens_after, at
+- `sessions`: session_id, transcript_id, source, model, parent_id, metadata, started_at,
+  last_event_at, version, message_count, active_count, compactions_committed,
+  compactions_failed, quarantined
+- `quarantined_events`: position, transcript_id, session_id, version, topic, reason
+`message` columns hold the message as JSON, with its `id`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..domain.messages import Message
+
+VIEW_NAMES = ("active_messages", "message_history", "compaction_attempts", "sessions")
+
+
+@dataclass(frozen=True)
+class ActiveRow:
+    session_id: str
+    position: int
+    message_id: str
+    role: str
+    message: Message  # with its "id"
+
+
+@dataclass
+class HistoryRow:
+    session_id: str
+    seq: int
+    message_id: str
+    role: str
+    message: Message  # with its "id"
+    active: bool
+    superseded_by: str | None
+    added_by: str | None
+    appended_at: datetime
+    appended_version: int
+
+
+@dataclass(frozen=True)
+class AttemptRow:
+    compaction_id: str
+    session_id: str
+    version: int
+    status: str
+    reason: str
+    failure: str | None
+    error: str | None
+    based_on_version: int
+    superseded_ids: list[str]
+    added_ids: list[str]
+    tokens_before: int | None
+    tokens_after: int | None
+    at: datetime
+
+    def as_audit_entry(self) -> dict[str, Any]:
+        """The entry `TranscriptStore.compactions()` returns."""
+        return {
+            "id": self.compaction_id,
+            "status": self.status,
+            "reason": self.reason,
+            "failure": self.failure,
+            "error": self.error,
+            "superseded": list(self.superseded_ids),
+            "added": list(self.added_ids),
+            "based_on_version": self.based_on_version,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "at": self.at,
+            "version": self.version,
+        }
+
+
+@dataclass
+class SessionRow:
+    session_id: str
+    transcript_id: str
+    source: str
+    model: str | None
+    parent_id: str | None
+    metadata: dict[str, Any]
+    started_at: datetime
+    last_event_at: datetime
+    version: int = 1
+    message_count: int = 0
+    active_count: int = 0
+    compactions_committed: int = 0
+    compactions_failed: int = 0
+    quarantined: int = 0
+
+    def as_summary(self) -> dict[str, Any]:
+        """The entry `TranscriptStore.sessions()` returns."""
+        return {
+            "id": self.session_id,
+            "source": self.source,
+            "model": self.model,
+            "parent_id": self.parent_id,
+            "metadata": self.metadata,
+            "started_at": self.started_at,
+            "last_event_at": self.last_event_at,
+            "version": self.version,
+            "messages": self.message_count,
+            "active": self.active_count,
+            "compactions_committed": self.compactions_committed,
+            "compactions_failed": self.compactions_failed,
+            "quarantined": self.quarantined,
+        }
+
+
+@dataclass(frozen=True)
+class QuarantineRow:
+    position: int
+    transcript_id: str
+    session_id: str | None
+    version: int
+    topic: str
+    reason: str
+
+
+@dataclass
+class ViewChanges:
+    """Everything one batch of events does to the views, ready to be written at once."""
+
+    sessions: dict[str, SessionRow] = field(default_factory=dict)  # by transcript id
+    history_inserts: dict[tuple[str, str], HistoryRow] = field(default_factory=dict)
+    superseded: list[tuple[str, str, str]] = field(default_factory=list)  # by, session, msg
+    active_appends: list[ActiveRow] = field(default_factory=list)
+    active_rewrites: dict[str, list[ActiveRow]] = field(default_factory=dict)  # by session
+    attempts: list[AttemptRow] = field(default_factory=list)
+    quarantine: list[QuarantineRow] = field(default_factory=list)

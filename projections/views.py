@@ -1,0 +1,108 @@
+"""The read models' contract: what the store asks of the stored views, whatever the backend."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from ..domain.messages import Message
+from .rows import ActiveRow, AttemptRow, HistoryRow, QuarantineRow, SessionRow
+
+Progress = Callable[[int, int], None]  # progress(done, total)
+
+
+@dataclass(frozen=True)
+class ViewStatus:
+    """Where one view stands against the log."""
+
+    view: str
+    version: int
+    position: int  # last log position the view reflects
+    head: int  # last log position
+    rows: int
+    quarantined: int
+
+    @property
+    def lag(self) -> int:
+        return self.head - self.position
+
+
+@dataclass(frozen=True)
+class SessionRows:
+    """Every view row of one session, for verification."""
+
+    session: SessionRow | None
+    active: list[ActiveRow]
+    history: list[HistoryRow]
+    attempts: list[AttemptRow]
+
+
+class TranscriptViews(ABC):
+    """The stored read models: plain tables users may query, kept exactly once from the log."""
+
+    behind: bool  # the log has entries a writer could not project: catch up before reading
+
+    @abstractmethod
+    def active(self, session_id: str) -> list[Message] | None:
+        """The active messages of a session in order; None if the session is unknown."""
+
+    @abstractmethod
+    def history(self, session_id: str) -> list[HistoryRow] | None:
+        """Every message of a session in storage order; None if the session is unknown."""
+
+    @abstractmethod
+    def attempts(self, session_id: str) -> list[AttemptRow] | None:
+        """The compaction attempts of a session, oldest first; None if the session is unknown."""
+
+    @abstractmethod
+    def snapshot(self, session_id: str) -> tuple[int, list[Message]] | None:
+        """The session's version and active messages, read together; None if unknown."""
+
+    @abstractmethod
+    def session(self, session_id: str) -> SessionRow | None:
+        """The sessions row of a session."""
+
+    @abstractmethod
+    def sessions(self) -> list[SessionRow]:
+        """Every session, in the order they were started."""
+
+    @abstractmethod
+    def message(self, session_id: str, message_id: str) -> HistoryRow | None:
+        """One message_history row."""
+
+    @abstractmethod
+    def active_position(self, session_id: str, message_id: str) -> int | None:
+        """The position of a message in the active context, if it is active."""
+
+    @abstractmethod
+    def attempt(self, compaction_id: str) -> AttemptRow | None:
+        """One compaction_attempts row."""
+
+    @abstractmethod
+    def rows(self, session_id: str) -> SessionRows:
+        """Every view row of a session."""
+
+    @abstractmethod
+    def session_ids(self) -> Iterator[str]:
+        """The session ids the views know, in the order they were started."""
+
+    @abstractmethod
+    def quarantined(self) -> list[QuarantineRow]:
+        """Log entries the views could not take."""
+
+    @abstractmethod
+    def catch_up(self, progress: Progress | None = None) -> int:
+        """Project the log entries the views have not seen yet; return how many."""
+
+    @abstractmethod
+    def rebuild(self, progress: Progress | None = None) -> int:
+        """Replay the whole log into fresh tables and swap them in atomically."""
+
+    @abstractmethod
+    def ensure_current(self) -> None:
+        """Rebuild the views if they were built by other view versions than the projector's."""
+
+    @abstractmethod
+    def status(self) -> list[ViewStatus]:
+        """Per view: version, tracked position against the log head, rows, quarantined."""
