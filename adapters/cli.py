@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from importlib.metadata import version
 
 import click
@@ -11,6 +12,7 @@ from ..application import TranscriptStore
 from ..config import default_path
 from ..domain.errors import TranscriptError
 from .demo import run_demo
+from .render import progress_bar, status_table, to_json
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
@@ -59,6 +61,62 @@ def demo(opener: StoreOpener) -> None:
 def path() -> None:
     """Print where the default store file is."""
     click.echo(default_path())
+
+
+@cli.group()
+def projections() -> None:
+    """Inspect, verify and rebuild the views projected from the event log."""
+
+
+@projections.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")
+@click.pass_obj
+def projections_status(opener: StoreOpener, as_json: bool) -> None:
+    """Per view: version, tracked log position against the head (lag), rows, quarantined.
+
+    Example: transcripts projections status
+    """
+    with _opened(opener) as store:
+        statuses = store.projection_status()
+    if as_json:
+        click.echo(to_json([{**asdict(status), "lag": status.lag} for status in statuses]))
+        return
+    Console().print(status_table(statuses))
+
+
+@projections.command("rebuild")
+@click.pass_obj
+def projections_rebuild(opener: StoreOpener) -> None:
+    """Replay the whole log into fresh views and swap them in atomically.
+
+    Example: transcripts projections rebuild
+    """
+    with _opened(opener) as store, progress_bar("Rebuilding views") as progress:
+        replayed = store.rebuild_projections(progress)
+    click.echo(f"Rebuilt the views from {replayed} events.")
+
+
+@projections.command("verify")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")
+@click.pass_obj
+def projections_verify(opener: StoreOpener, as_json: bool) -> None:
+    """Diff every view against an independent fold of the log; exit 1 if they disagree.
+
+    Example: transcripts projections verify
+    """
+    with _opened(opener) as store:
+        report = store.verify_projections()
+    if as_json:
+        click.echo(to_json({"ok": report.ok, "sessions": report.sessions,
+                            "problems": [asdict(problem) for problem in report.problems]}))
+    elif report.ok:
+        click.echo(f"OK: the views of {report.sessions} sessions match the log.")
+    else:
+        for problem in report.problems:
+            click.echo(str(problem))
+        click.echo(f"{len(report.problems)} problems; `transcripts projections rebuild` repairs the views.")
+    if not report.ok:
+        raise SystemExit(1)
 
 
 def _opened(opener: StoreOpener) -> TranscriptStore:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+import orjson
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
+
+from ..projections.views import ViewStatus
 
 SNIPPET = 60
 SHORT_ID = 13
@@ -90,3 +95,32 @@ def _tokens(before: int | None, after: int | None) -> str:
     if before is None or after is None:
         return ""
     return f"{before}→{after}"
+
+
+def status_table(statuses: Sequence[ViewStatus]) -> Table:
+    table = _table("Projections", "view", "version", "position", "head", "lag", "rows", "quarantined")
+    for status in statuses:
+        table.add_row(
+            status.view, str(status.version), str(status.position), str(status.head),
+            str(status.lag), str(status.rows), str(status.quarantined),
+            style="red" if status.lag or status.quarantined else None,
+        )
+    return table
+
+
+@contextmanager
+def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar, driven by the library's `progress(done, total)` callbacks."""
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, transient=True) as bar:
+        task = bar.add_task(description, total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield advance
+
+
+def to_json(value: object) -> str:
+    """JSON for programs: datetimes as ISO 8601, keys as given."""
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
