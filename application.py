@@ -20,7 +20,7 @@ from eventsourcing.utils import Environment, EnvType
 
 from . import backoff
 from .config import StoreConfig
-from .domain.compaction import STORAGE_ERROR, SUMMARIZE_ERROR, CompactionRejected
+from .domain.compaction import STORAGE_ERROR, SUMMARIZE_ERROR, CompactionRejected, would_supersede
 from .domain.errors import MessageNotFoundError, SessionNotFoundError, StorageError, TranscriptError
 from .domain.messages import Message, as_message_list, safe_text
 from .domain.transcript import Transcript, transcript_id
@@ -183,7 +183,11 @@ class TranscriptStore:
             )
         except StorageError as error:
             return self._record_failure(
-                attempt, STORAGE_ERROR, str(error), reason=reason, would_supersede=snapshot,
+                attempt,
+                STORAGE_ERROR,
+                str(error),
+                reason=reason,
+                would_supersede=would_supersede(snapshot, replacement),
                 tokens=(tokens_before, tokens_after),
             )
         return CompactionResult(True, attempt.id, self.active(attempt.session_id))

@@ -349,19 +349,35 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
             for statement in NEXT.create_statements():
                 c.execute(statement)
             c.execute("DELETE FROM tracking WHERE application_name = ?", (REBUILD_TRACKING_NAME,))
-        done = self._catch_up(NEXT, REBUILD_TRACKING_NAME, progress)
-        with self._writing() as c:  # writers wait while the last entries go in and the tables swap
-            while count := self._project_batch(c, NEXT, REBUILD_TRACKING_NAME, self._position(c, REBUILD_TRACKING_NAME)):
-                done += count
-            position = self._position(c, REBUILD_TRACKING_NAME)
-            for table in (*VIEW_NAMES, QUARANTINE):
-                c.execute(f"DROP TABLE {table}")
-                c.execute(f"ALTER TABLE {getattr(NEXT, table)} RENAME TO {table}")
-            c.execute("DELETE FROM tracking WHERE application_name IN (?, ?)", (TRACKING_NAME, REBUILD_TRACKING_NAME))
-            if position:
-                self._insert_tracking(c, Tracking(TRACKING_NAME, position))
-            self._write_versions(c)
+        try:
+            done = self._catch_up(NEXT, REBUILD_TRACKING_NAME, progress)
+            with self._writing() as c:  # writers wait while the last entries go in and the tables swap
+                done += self._swap_in_rebuilt(c)
+        except OperationalError:
+            if self._rebuilt_by_another():
+                return 0
+            raise
         return done
+
+    def _swap_in_rebuilt(self, c: SQLiteCursor) -> int:
+        done = 0
+        while count := self._project_batch(c, NEXT, REBUILD_TRACKING_NAME, self._position(c, REBUILD_TRACKING_NAME)):
+            done += count
+        position = self._position(c, REBUILD_TRACKING_NAME)
+        for table in (*VIEW_NAMES, QUARANTINE):
+            c.execute(f"DROP TABLE {table}")
+            c.execute(f"ALTER TABLE {getattr(NEXT, table)} RENAME TO {table}")
+        c.execute("DELETE FROM tracking WHERE application_name IN (?, ?)", (TRACKING_NAME, REBUILD_TRACKING_NAME))
+        if position:
+            self._insert_tracking(c, Tracking(TRACKING_NAME, position))
+        self._write_versions(c)
+        return done
+
+    def _rebuilt_by_another(self) -> bool:
+        """Whether a concurrent rebuild swapped its tables in (and took ours with it)."""
+        with self._reading() as c:
+            c.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (NEXT.sessions,))
+            return c.fetchone() is None and self._versions(c) == self.projector.VERSIONS
 
     def create_table(self) -> None:
         try:
