@@ -357,6 +357,9 @@ class TranscriptStore:
         except PersistenceError as error:
             self._evict(transcript.id)
             return error
+        except BaseException:  # the cached aggregate holds events that were not saved
+            self._evict(transcript.id)
+            raise
         if self._views.behind:
             self._views.catch_up()
         return None

@@ -1,0 +1,62 @@
+"""Opening a store: the URL forms, the default location, and closing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from transcripts import TranscriptError, TranscriptStore
+
+
+def write_and_read_back(url: str | None) -> list[dict]:
+    with TranscriptStore.open(url) as store:
+        store.start("s")
+        stored = store.append("s", [{"role": "user", "content": "kept"}])
+    with TranscriptStore.open(url) as store:
+        assert store.active("s") == stored
+    return stored
+
+
+def test_with_no_url_the_store_is_a_file_under_the_user_data_directory_created_with_its_parents(
+    private_data_dir: Path,
+) -> None:
+    assert not private_data_dir.exists()
+    write_and_read_back(None)
+    assert [path.name for path in private_data_dir.rglob("*.db")]
+
+
+def test_with_no_url_the_transcripts_url_variable_is_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, private_data_dir: Path
+) -> None:
+    target = tmp_path / "from-env" / "store.db"
+    monkeypatch.setenv("TRANSCRIPTS_URL", f"sqlite:///{target}")
+    write_and_read_back(None)
+    assert target.exists()
+    assert not private_data_dir.exists()
+
+
+def test_a_relative_sqlite_url_is_relative_to_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_and_read_back("sqlite:///nested/dir/relative.db")
+    assert (tmp_path / "nested" / "dir" / "relative.db").exists()
+
+
+def test_an_absolute_sqlite_url_names_the_file(tmp_path: Path) -> None:
+    write_and_read_back(f"sqlite:///{tmp_path / 'absolute.db'}")
+    assert (tmp_path / "absolute.db").exists()
+
+
+def test_a_memory_store_keeps_nothing_after_it_is_closed() -> None:
+    with TranscriptStore.open("memory://") as store:
+        store.start("s")
+    with TranscriptStore.open("memory://") as store:
+        assert store.sessions() == []
+
+
+@pytest.mark.parametrize("url", ["mysql://host/db", "sqlite://", "sqlite:///", "memory", "file.db"])
+def test_an_unsupported_url_raises_a_transcript_error(url: str) -> None:
+    with pytest.raises(TranscriptError):
+        TranscriptStore.open(url)
