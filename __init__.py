@@ -1,10 +1,10 @@
 """transcript-store: an event-sourced store for LLM agent transcripts.
 
-    from transcripts import TranscriptStore
+from transcripts import TranscriptStore
 
-    with TranscriptStore.open("sqlite:///transcripts.db") as store:
-        store.start("session-1")
-        store.append("session-1", [{"role": "user", "content": "hello"}])
+with TranscriptStore.open("sqlite:///transcripts.db") as store:
+    store.start("session-1")
+    store.append("session-1", [{"role": "user", "content": "hello"}])
 """
 
 from .application import TranscriptStore

@@ -9,7 +9,6 @@ message ids make every write idempotent). Queries read the views projected from 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 from uuid import UUID, uuid4
@@ -120,7 +119,9 @@ class TranscriptStore:
                 continue
             if existing.started_with(metadata=metadata, **arguments):
                 return
-            raise TranscriptError(f"session {session_id!r} was already started with other arguments")
+            raise TranscriptError(
+                f"session {session_id!r} was already started with other arguments"
+            )
         raise self._timed_out(session_id, error)
 
     def append(self, session_id: str, messages: Iterable[object]) -> list[Message]:
@@ -143,7 +144,9 @@ class TranscriptStore:
         if snapshot is None:
             raise SessionNotFoundError(session_id)
         version, messages = snapshot
-        return CompactionAttempt(f"cmp_{uuid4().hex}", session_id, version, messages, store_token=self)
+        return CompactionAttempt(
+            f"cmp_{uuid4().hex}", session_id, version, messages, store_token=self
+        )
 
     def commit_compaction(
         self,
@@ -208,7 +211,9 @@ class TranscriptStore:
         snapshot = [message["id"] for message in attempt.messages]
         return self._record_failure(attempt, failure, text, reason=reason, would_supersede=snapshot)
 
-    def compact(self, session_id: str, summarize: Summarize, *, reason: str = "") -> CompactionResult:
+    def compact(
+        self, session_id: str, summarize: Summarize, *, reason: str = ""
+    ) -> CompactionResult:
         """Begin a compaction, call `summarize(active_messages)`, commit its replacement.
 
         Whatever `summarize` raises is recorded as a `summarize_error` and changes nothing.
@@ -248,7 +253,10 @@ class TranscriptStore:
 
     def compactions(self, session_id: str) -> list[dict[str, Any]]:
         """The compaction audit, oldest first: committed and failed attempts."""
-        return [row.as_audit_entry() for row in self._found(session_id, self._views.attempts(session_id))]
+        return [
+            row.as_audit_entry()
+            for row in self._found(session_id, self._views.attempts(session_id))
+        ]
 
     def events(self, session_id: str) -> list[dict[str, Any]]:
         """The raw event log of a session."""
@@ -386,7 +394,9 @@ class TranscriptStore:
         raise self._timed_out(session_id, error)
 
     def _timed_out(self, session_id: str, error: PersistenceError | None) -> StorageError:
-        cause = "other writers kept winning the race" if isinstance(error, IntegrityError) else error
+        cause = (
+            "other writers kept winning the race" if isinstance(error, IntegrityError) else error
+        )
         return StorageError(
             f"could not write session {session_id!r} within {self.config.lock_timeout:g} s: {cause}"
         )

@@ -111,7 +111,9 @@ def _lock_timeout(given: float | None) -> float:
     try:
         timeout = float(value)  # type: ignore[arg-type]
     except ValueError:
-        raise StorageError(f"{LOCK_TIMEOUT_VARIABLE} must be a number of seconds: {value!r}") from None
+        raise StorageError(
+            f"{LOCK_TIMEOUT_VARIABLE} must be a number of seconds: {value!r}"
+        ) from None
     if timeout <= 0:
         raise StorageError(f"the lock timeout must be positive: {timeout}")
     return timeout

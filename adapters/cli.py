@@ -107,14 +107,23 @@ def projections_verify(opener: StoreOpener, as_json: bool) -> None:
     with _opened(opener) as store:
         report = store.verify_projections()
     if as_json:
-        click.echo(to_json({"ok": report.ok, "sessions": report.sessions,
-                            "problems": [asdict(problem) for problem in report.problems]}))
+        click.echo(
+            to_json(
+                {
+                    "ok": report.ok,
+                    "sessions": report.sessions,
+                    "problems": [asdict(problem) for problem in report.problems],
+                }
+            )
+        )
     elif report.ok:
         click.echo(f"OK: the views of {report.sessions} sessions match the log.")
     else:
         for problem in report.problems:
             click.echo(str(problem))
-        click.echo(f"{len(report.problems)} problems; `transcripts projections rebuild` repairs the views.")
+        click.echo(
+            f"{len(report.problems)} problems; `transcripts projections rebuild` repairs the views."
+        )
     if not report.ok:
         raise SystemExit(1)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from rich.console import Console
 
@@ -33,7 +33,7 @@ CONVERSATION = [
 
 def run_demo(store: TranscriptStore, console: Console) -> str:
     """Run the demo session on `store`, print what it stored, return its session id."""
-    session_id = datetime.now(timezone.utc).strftime("demo-%Y%m%d-%H%M%S-%f")
+    session_id = datetime.now(UTC).strftime("demo-%Y%m%d-%H%M%S-%f")
     store.start(session_id, source="demo", model="example-model")
     live = store.append(session_id, CONVERSATION)
     console.print(f"Session [bold]{session_id}[/]: {len(live)} messages stored.")

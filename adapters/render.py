@@ -98,11 +98,18 @@ def _tokens(before: int | None, after: int | None) -> str:
 
 
 def status_table(statuses: Sequence[ViewStatus]) -> Table:
-    table = _table("Projections", "view", "version", "position", "head", "lag", "rows", "quarantined")
+    table = _table(
+        "Projections", "view", "version", "position", "head", "lag", "rows", "quarantined"
+    )
     for status in statuses:
         table.add_row(
-            status.view, str(status.version), str(status.position), str(status.head),
-            str(status.lag), str(status.rows), str(status.quarantined),
+            status.view,
+            str(status.version),
+            str(status.position),
+            str(status.head),
+            str(status.lag),
+            str(status.rows),
+            str(status.quarantined),
             style="red" if status.lag or status.quarantined else None,
         )
     return table
@@ -111,7 +118,12 @@ def status_table(statuses: Sequence[ViewStatus]) -> Table:
 @contextmanager
 def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
     """A rich progress bar, driven by the library's `progress(done, total)` callbacks."""
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, transient=True) as bar:
         task = bar.add_task(description, total=None)
 

@@ -25,10 +25,14 @@ class SQLiteBackend:
             _create_private(config.sqlite_path)
             _use_wal(config.sqlite_path, config.lock_timeout)
 
-    def open_views(self, log: Application[UUID], projector: type[Projector]) -> SQLiteTranscriptViews:
+    def open_views(
+        self, log: Application[UUID], projector: type[Projector]
+    ) -> SQLiteTranscriptViews:
         recorder = log.recorder
         if not isinstance(recorder, ProjectingSQLiteRecorder):
-            raise TypeError(f"a SQLite store records with ProjectingSQLiteRecorder, not {type(recorder)}")
+            raise TypeError(
+                f"a SQLite store records with ProjectingSQLiteRecorder, not {type(recorder)}"
+            )
         views = SQLiteTranscriptViews(log.factory.datastore, mapper=log.mapper, projector=projector)
         views.create_table()
         recorder.views = views

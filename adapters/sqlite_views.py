@@ -19,8 +19,19 @@ from typing import Any
 from uuid import UUID
 
 import orjson
-from eventsourcing.persistence import IntegrityError, Mapper, OperationalError, StoredEvent, Tracking
-from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor, SQLiteDatastore, SQLiteTrackingRecorder
+from eventsourcing.persistence import (
+    IntegrityError,
+    Mapper,
+    OperationalError,
+    StoredEvent,
+    Tracking,
+)
+from eventsourcing.sqlite import (
+    SQLiteApplicationRecorder,
+    SQLiteCursor,
+    SQLiteDatastore,
+    SQLiteTrackingRecorder,
+)
 
 from ..domain.messages import Message
 from ..projections.projector import LogEntry, Projector, ViewState
@@ -126,7 +137,11 @@ def _session_row(row: Any) -> SessionRow:
 
 def _active_row(row: Any) -> ActiveRow:
     return ActiveRow(
-        row["session_id"], row["position"], row["message_id"], row["role"], orjson.loads(row["message"])
+        row["session_id"],
+        row["position"],
+        row["message_id"],
+        row["role"],
+        orjson.loads(row["message"]),
     )
 
 
@@ -171,7 +186,9 @@ class _CursorState(ViewState):
         self.tables = tables
 
     def load_session(self, transcript_id: str) -> SessionRow | None:
-        self.cursor.execute(f"SELECT * FROM {self.tables.sessions} WHERE transcript_id = ?", (transcript_id,))
+        self.cursor.execute(
+            f"SELECT * FROM {self.tables.sessions} WHERE transcript_id = ?", (transcript_id,)
+        )
         row = self.cursor.fetchone()
         return _session_row(row) if row is not None else None
 
@@ -204,7 +221,8 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
         return [
             *super().construct_create_table_statements(),
             *LIVE.create_statements(),
-            "CREATE TABLE IF NOT EXISTS view_versions (view TEXT PRIMARY KEY, version INTEGER NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS view_versions "
+            "(view TEXT PRIMARY KEY, version INTEGER NOT NULL)",
         ]
 
     # -- queries ---------------------------------------------------------------------------
@@ -227,7 +245,9 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
 
     def history(self, session_id: str) -> list[HistoryRow] | None:
         with self._reading() as c:
-            c.execute("SELECT * FROM message_history WHERE session_id = ? ORDER BY seq", (session_id,))
+            c.execute(
+                "SELECT * FROM message_history WHERE session_id = ? ORDER BY seq", (session_id,)
+            )
             rows = [_history_row(row) for row in c.fetchall()]
             return rows if rows or self._exists(c, session_id) else None
 
@@ -291,11 +311,19 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
         with self._reading() as c:
             c.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,))
             session = c.fetchone()
-            c.execute("SELECT * FROM active_messages WHERE session_id = ? ORDER BY position", (session_id,))
+            c.execute(
+                "SELECT * FROM active_messages WHERE session_id = ? ORDER BY position",
+                (session_id,),
+            )
             active = [_active_row(row) for row in c.fetchall()]
-            c.execute("SELECT * FROM message_history WHERE session_id = ? ORDER BY seq", (session_id,))
+            c.execute(
+                "SELECT * FROM message_history WHERE session_id = ? ORDER BY seq", (session_id,)
+            )
             history = [_history_row(row) for row in c.fetchall()]
-            c.execute("SELECT * FROM compaction_attempts WHERE session_id = ? ORDER BY version", (session_id,))
+            c.execute(
+                "SELECT * FROM compaction_attempts WHERE session_id = ? ORDER BY version",
+                (session_id,),
+            )
             attempts = [_attempt_row(row) for row in c.fetchall()]
         return SessionRows(_session_row(session) if session else None, active, history, attempts)
 
@@ -303,7 +331,8 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
         with self._reading() as c:
             c.execute(
                 "SELECT session_id FROM sessions UNION SELECT session_id FROM active_messages "
-                "UNION SELECT session_id FROM message_history UNION SELECT session_id FROM compaction_attempts"
+                "UNION SELECT session_id FROM message_history "
+                "UNION SELECT session_id FROM compaction_attempts"
             )
             return iter([row[0] for row in c.fetchall()])
 
@@ -351,7 +380,9 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
             c.execute("DELETE FROM tracking WHERE application_name = ?", (REBUILD_TRACKING_NAME,))
         try:
             done = self._catch_up(NEXT, REBUILD_TRACKING_NAME, progress)
-            with self._writing() as c:  # writers wait while the last entries go in and the tables swap
+            with (
+                self._writing() as c
+            ):  # writers wait while the last entries go in and the tables swap
                 done += self._swap_in_rebuilt(c)
         except OperationalError:
             if self._rebuilt_by_another():
@@ -361,13 +392,18 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
 
     def _swap_in_rebuilt(self, c: SQLiteCursor) -> int:
         done = 0
-        while count := self._project_batch(c, NEXT, REBUILD_TRACKING_NAME, self._position(c, REBUILD_TRACKING_NAME)):
+        while count := self._project_batch(
+            c, NEXT, REBUILD_TRACKING_NAME, self._position(c, REBUILD_TRACKING_NAME)
+        ):
             done += count
         position = self._position(c, REBUILD_TRACKING_NAME)
         for table in (*VIEW_NAMES, QUARANTINE):
             c.execute(f"DROP TABLE {table}")
             c.execute(f"ALTER TABLE {getattr(NEXT, table)} RENAME TO {table}")
-        c.execute("DELETE FROM tracking WHERE application_name IN (?, ?)", (TRACKING_NAME, REBUILD_TRACKING_NAME))
+        c.execute(
+            "DELETE FROM tracking WHERE application_name IN (?, ?)",
+            (TRACKING_NAME, REBUILD_TRACKING_NAME),
+        )
         if position:
             self._insert_tracking(c, Tracking(TRACKING_NAME, position))
         self._write_versions(c)
@@ -412,7 +448,9 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
                 c.execute(f"SELECT COUNT(*) FROM {view}")
                 rows = c.fetchone()[0]
                 statuses.append(
-                    ViewStatus(view, self.projector.VERSIONS[view], position, head, rows, quarantined)
+                    ViewStatus(
+                        view, self.projector.VERSIONS[view], position, head, rows, quarantined
+                    )
                 )
         return statuses
 
@@ -424,7 +462,9 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
             total = (c.fetchone()[0] or 0) - start
         while True:
             with self._writing() as c:
-                count = self._project_batch(c, tables, tracking_name, self._position(c, tracking_name))
+                count = self._project_batch(
+                    c, tables, tracking_name, self._position(c, tracking_name)
+                )
             if not count:
                 return done
             done += count
@@ -432,11 +472,17 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
                 progress(min(done, total), max(total, done))
 
     def _project_batch(
-        self, c: SQLiteCursor, tables: Tables, tracking_name: str, position: int, limit: int = BATCH_SIZE
+        self,
+        c: SQLiteCursor,
+        tables: Tables,
+        tracking_name: str,
+        position: int,
+        limit: int = BATCH_SIZE,
     ) -> int:
         """Project the entries after `position` into `tables`; return how many were taken."""
         c.execute(
-            f"SELECT rowid, originator_id, originator_version, topic, state FROM {self.events_table} "
+            "SELECT rowid, originator_id, originator_version, topic, state "
+            f"FROM {self.events_table} "
             "WHERE rowid > ? ORDER BY rowid LIMIT ?",
             (position, limit),
         )
@@ -462,19 +508,36 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
             c.execute("ROLLBACK TO entry")
             reason = f"the views could not take it: {type(fault).__name__}: {fault}"
             session = _CursorState(c, tables).load_session(entry.transcript_id)
-            self._write_quarantine(c, tables, [
-                QuarantineRow(entry.position, entry.transcript_id, session.session_id if session else None,
-                              entry.version, entry.topic, reason)
-            ])
+            self._write_quarantine(
+                c,
+                tables,
+                [
+                    QuarantineRow(
+                        entry.position,
+                        entry.transcript_id,
+                        session.session_id if session else None,
+                        entry.version,
+                        entry.topic,
+                        reason,
+                    )
+                ],
+            )
             if session is not None:
-                c.execute(f"UPDATE {tables.sessions} SET quarantined = quarantined + 1 WHERE session_id = ?",
-                          (session.session_id,))
+                c.execute(
+                    f"UPDATE {tables.sessions} SET quarantined = quarantined + 1 "
+                    "WHERE session_id = ?",
+                    (session.session_id,),
+                )
         c.execute("RELEASE entry")
 
     def _entry(self, row: Any) -> LogEntry:
-        entry = LogEntry(row["rowid"], row["originator_id"], row["originator_version"], row["topic"])
+        entry = LogEntry(
+            row["rowid"], row["originator_id"], row["originator_version"], row["topic"]
+        )
         try:
-            stored = StoredEvent(UUID(entry.transcript_id), entry.version, entry.topic, row["state"])
+            stored = StoredEvent(
+                UUID(entry.transcript_id), entry.version, entry.topic, row["state"]
+            )
             return replace(entry, event=self.mapper.to_domain_event(stored))
         except Exception as fault:
             return replace(entry, undecodable=f"{type(fault).__name__}: {fault}")
@@ -484,8 +547,18 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
             c.executemany(
                 f"INSERT INTO {tables.message_history} VALUES (?,?,?,?,?,?,?,?,?,?)",
                 [
-                    (h.session_id, h.seq, h.message_id, h.role, _json(h.message), int(h.active),
-                     h.superseded_by, h.added_by, h.appended_at.isoformat(), h.appended_version)
+                    (
+                        h.session_id,
+                        h.seq,
+                        h.message_id,
+                        h.role,
+                        _json(h.message),
+                        int(h.active),
+                        h.superseded_by,
+                        h.added_by,
+                        h.appended_at.isoformat(),
+                        h.appended_version,
+                    )
                     for h in changes.history_inserts.values()
                 ],
             )
@@ -503,9 +576,23 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
             c.executemany(
                 f"INSERT INTO {tables.compaction_attempts} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
-                    (a.compaction_id, a.session_id, a.version, a.status, a.reason, a.failure, a.error,
-                     a.based_on_version, len(a.superseded_ids), len(a.added_ids), _json(a.superseded_ids),
-                     _json(a.added_ids), a.tokens_before, a.tokens_after, a.at.isoformat())
+                    (
+                        a.compaction_id,
+                        a.session_id,
+                        a.version,
+                        a.status,
+                        a.reason,
+                        a.failure,
+                        a.error,
+                        a.based_on_version,
+                        len(a.superseded_ids),
+                        len(a.added_ids),
+                        _json(a.superseded_ids),
+                        _json(a.added_ids),
+                        a.tokens_before,
+                        a.tokens_after,
+                        a.at.isoformat(),
+                    )
                     for a in changes.attempts
                 ],
             )
@@ -513,9 +600,22 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
             c.executemany(
                 f"INSERT OR REPLACE INTO {tables.sessions} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
-                    (s.session_id, s.transcript_id, s.source, s.model, s.parent_id, _json(s.metadata),
-                     s.started_at.isoformat(), s.last_event_at.isoformat(), s.version, s.message_count,
-                     s.active_count, s.compactions_committed, s.compactions_failed, s.quarantined)
+                    (
+                        s.session_id,
+                        s.transcript_id,
+                        s.source,
+                        s.model,
+                        s.parent_id,
+                        _json(s.metadata),
+                        s.started_at.isoformat(),
+                        s.last_event_at.isoformat(),
+                        s.version,
+                        s.message_count,
+                        s.active_count,
+                        s.compactions_committed,
+                        s.compactions_failed,
+                        s.quarantined,
+                    )
                     for s in changes.sessions.values()
                 ],
             )
@@ -534,12 +634,17 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
         if rows:
             c.executemany(
                 f"INSERT INTO {tables.quarantined_events} VALUES (?,?,?,?,?,?)",
-                [(q.position, q.transcript_id, q.session_id, q.version, q.topic, q.reason) for q in rows],
+                [
+                    (q.position, q.transcript_id, q.session_id, q.version, q.topic, q.reason)
+                    for q in rows
+                ],
             )
 
     def _write_versions(self, c: SQLiteCursor) -> None:
         c.execute("DELETE FROM view_versions")
-        c.executemany("INSERT INTO view_versions VALUES (?, ?)", list(self.projector.VERSIONS.items()))
+        c.executemany(
+            "INSERT INTO view_versions VALUES (?, ?)", list(self.projector.VERSIONS.items())
+        )
 
     def _position(self, c: SQLiteCursor, tracking_name: str) -> int:
         return self._max_tracking_id(tracking_name, c) or 0
@@ -573,4 +678,3 @@ class ProjectingSQLiteRecorder(SQLiteApplicationRecorder):
         if self.views is not None and notification_ids:
             self.views.project_inline(c, max(notification_ids))
         return notification_ids
-

@@ -96,7 +96,9 @@ def would_supersede(snapshot: Sequence[str], replacement: object) -> list[str]:
     kept: set[str] = set()
     if isinstance(replacement, Sequence) and not isinstance(replacement, (str, bytes)):
         kept = {
-            item["id"] for item in replacement if isinstance(item, Mapping) and isinstance(item.get("id"), str)
+            item["id"]
+            for item in replacement
+            if isinstance(item, Mapping) and isinstance(item.get("id"), str)
         }
     return [message_id for message_id in snapshot if message_id not in kept]
 

@@ -33,9 +33,7 @@ def new_message_id() -> str:
 def split_id(message: object) -> tuple[str | None, Message]:
     """Validate a message and return its id (None when absent) and its content without it."""
     if not isinstance(message, Mapping):
-        raise InvalidMessageError(
-            f"a message must be a JSON object, not {type(message).__name__}"
-        )
+        raise InvalidMessageError(f"a message must be a JSON object, not {type(message).__name__}")
     content = dict(message)
     message_id = content.pop("id", None)
     if message_id is not None:
@@ -71,7 +69,10 @@ def with_id(message_id: str, content: Mapping[str, Any]) -> Message:
 
 
 def check_json(value: object, path: str) -> None:
-    """Raise InvalidMessageError unless `value` is plain JSON (finite numbers, str keys, UTF-8 text)."""
+    """Raise InvalidMessageError unless `value` is plain JSON.
+
+    Plain JSON: finite numbers, integers within 64 bits, string keys, UTF-8 text.
+    """
     if value is None or isinstance(value, bool):
         return
     if isinstance(value, str):
@@ -92,9 +93,7 @@ def check_json(value: object, path: str) -> None:
         for index, item in enumerate(value):
             check_json(item, f"{path}[{index}]")
     else:
-        raise InvalidMessageError(
-            f"{path}: a {type(value).__name__} is not a JSON value"
-        )
+        raise InvalidMessageError(f"{path}: a {type(value).__name__} is not a JSON value")
 
 
 def safe_text(text: str) -> str:

@@ -19,15 +19,23 @@ from eventsourcing.domain import Aggregate
 
 from .compaction import (
     CONFLICT,
-    would_supersede,
     CompactionPlan,
     CompactionRejected,
     check_tool_pairing,
     pairing_facts,
     plan_compaction,
+    would_supersede,
 )
 from .errors import InvalidMessageError, MessageConflictError, TranscriptError
-from .messages import Message, check_json, content_hash, new_message_id, safe_text, split_id, with_id
+from .messages import (
+    Message,
+    check_json,
+    content_hash,
+    new_message_id,
+    safe_text,
+    split_id,
+    with_id,
+)
 
 
 def transcript_id(session_id: str) -> UUID:

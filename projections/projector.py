@@ -133,7 +133,9 @@ class Projector:
     def _appended(self, session: _Session, event: Transcript.MessageAppended) -> None:
         row = session.row
         message = with_id(event.message_id, event.message)
-        active = ActiveRow(row.session_id, row.active_count + 1, event.message_id, message["role"], message)
+        active = ActiveRow(
+            row.session_id, row.active_count + 1, event.message_id, message["role"], message
+        )
         self._add_history(row, message, event, added_by=None)
         (session.active if session.active is not None else session.appended).append(active)
         row.active_count += 1
@@ -151,14 +153,18 @@ class Projector:
             raise Unprojectable("compaction order names messages it neither keeps nor adds")
         result = [
             by_id.get(message_id)
-            or ActiveRow(row.session_id, 0, message_id, added[message_id]["role"], added[message_id])
+            or ActiveRow(
+                row.session_id, 0, message_id, added[message_id]["role"], added[message_id]
+            )
             for message_id in event.order
         ]
         for message in added.values():
             self._add_history(row, message, event, added_by=event.compaction_id)
         for message_id in event.superseded:
             self._supersede(row.session_id, message_id, event.compaction_id)
-        session.active = result + [active for active in current if active.message_id not in replaced]
+        session.active = result + [
+            active for active in current if active.message_id not in replaced
+        ]
         row.active_count = len(session.active)
         row.compactions_committed += 1
         self.changes.attempts.append(
@@ -168,7 +174,9 @@ class Projector:
     def _failed(self, session: _Session, event: Transcript.CompactionFailed) -> None:
         session.row.compactions_failed += 1
         self.changes.attempts.append(
-            self._attempt(session.row, event, FAILED, event.failure, event.error, event.would_supersede, [])
+            self._attempt(
+                session.row, event, FAILED, event.failure, event.error, event.would_supersede, []
+            )
         )
 
     # -- helpers -------------------------------------------------------------------------

@@ -48,13 +48,23 @@ def compare_session(session_id: str, fold: SessionFold | None, rows: SessionRows
     stored_active = [(row.message_id, row.message) for row in rows.active]
     problems = _diff_list(session_id, "active_messages", expected_active, stored_active)
     problems += _positions(session_id, "active_messages", [row.position for row in rows.active])
-    expected_history = [(entry.id, _history_fields(entry.as_dict(), entry.appended_at)) for entry in fold.entries.values()]
+    expected_history = [
+        (entry.id, _history_fields(entry.as_dict(), entry.appended_at))
+        for entry in fold.entries.values()
+    ]
     stored_history = [
-        (row.message_id, _history_fields(
-            {"active": row.active, "superseded_by": row.superseded_by, "added_by": row.added_by,
-             "message": row.message},
-            row.appended_at,
-        ))
+        (
+            row.message_id,
+            _history_fields(
+                {
+                    "active": row.active,
+                    "superseded_by": row.superseded_by,
+                    "added_by": row.added_by,
+                    "message": row.message,
+                },
+                row.appended_at,
+            ),
+        )
         for row in rows.history
     ]
     problems += _diff_list(session_id, "message_history", expected_history, stored_history)
@@ -68,7 +78,13 @@ def compare_session(session_id: str, fold: SessionFold | None, rows: SessionRows
 
 def quarantine_problems(rows: Sequence[QuarantineRow]) -> list[Problem]:
     return [
-        Problem(row.session_id, "quarantined_events", "quarantined", f"position {row.position}", row.reason)
+        Problem(
+            row.session_id,
+            "quarantined_events",
+            "quarantined",
+            f"position {row.position}",
+            row.reason,
+        )
         for row in rows
     ]
 
@@ -97,19 +113,35 @@ def _diff_list(
         if key not in stored_by_key:
             problems.append(Problem(session_id, view, "missing", key))
         elif stored_by_key[key] != value:
-            problems.append(Problem(session_id, view, "changed", key, _difference(value, stored_by_key[key])))
-    problems += [Problem(session_id, view, "extra", key) for key in stored_by_key if key not in expected_by_key]
+            problems.append(
+                Problem(session_id, view, "changed", key, _difference(value, stored_by_key[key]))
+            )
+    problems += [
+        Problem(session_id, view, "extra", key)
+        for key in stored_by_key
+        if key not in expected_by_key
+    ]
     common = [key for key, _ in expected if key in stored_by_key]
-    stored_order = [key for key in dict.fromkeys(key for key, _ in stored) if key in expected_by_key]
+    stored_order = [
+        key for key in dict.fromkeys(key for key, _ in stored) if key in expected_by_key
+    ]
     if common != stored_order:
-        problems.append(Problem(session_id, view, "misordered", "rows", f"expected {common}, stored {stored_order}"))
+        problems.append(
+            Problem(
+                session_id, view, "misordered", "rows", f"expected {common}, stored {stored_order}"
+            )
+        )
     return problems
 
 
 def _positions(session_id: str, view: str, positions: list[int]) -> list[Problem]:
     if positions == list(range(1, len(positions) + 1)):
         return []
-    return [Problem(session_id, view, "misordered", "positions", f"not 1..{len(positions)}: {positions}")]
+    return [
+        Problem(
+            session_id, view, "misordered", "positions", f"not 1..{len(positions)}: {positions}"
+        )
+    ]
 
 
 def _diff_session(session_id: str, fold: SessionFold, row: SessionRow | None) -> list[Problem]:
@@ -142,7 +174,13 @@ def _unknown_session(session_id: str, rows: SessionRows) -> list[Problem]:
         "compaction_attempts": len(rows.attempts),
     }
     return [
-        Problem(session_id, view, "extra", session_id, f"{count} row(s) of a session the log does not have")
+        Problem(
+            session_id,
+            view,
+            "extra",
+            session_id,
+            f"{count} row(s) of a session the log does not have",
+        )
         for view, count in counts.items()
         if count
     ]
@@ -151,5 +189,7 @@ def _unknown_session(session_id: str, rows: SessionRows) -> list[Problem]:
 def _difference(expected: Any, stored: Any) -> str:
     if isinstance(expected, dict) and isinstance(stored, dict):
         keys = [key for key in {**expected, **stored} if expected.get(key) != stored.get(key)]
-        return "; ".join(f"{key}: expected {expected.get(key)!r}, stored {stored.get(key)!r}" for key in keys)
+        return "; ".join(
+            f"{key}: expected {expected.get(key)!r}, stored {stored.get(key)!r}" for key in keys
+        )
     return f"expected {expected!r}, stored {stored!r}"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -68,3 +70,14 @@ def test_sql_lives_only_in_adapters() -> None:
         if path.relative_to(ROOT).parts[0] not in {"adapters", "tests", "benchmarks", ".venv", "build"}
     ]
     assert not [path for path in outside if "sqlite3" in imported_modules(path)]
+
+
+def test_the_package_passes_the_linter_and_the_formatter() -> None:
+    sources = [str(ROOT / name) for name in ("domain", "projections", "adapters")]
+    sources += [str(path) for path in ROOT.glob("*.py")]
+    ruff = [sys.executable, "-m", "ruff"]
+    config = ["--config", str(ROOT / "pyproject.toml")]
+    lint = subprocess.run([*ruff, "check", *config, *sources], capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout
+    form = subprocess.run([*ruff, "format", "--check", *config, *sources], capture_output=True, text=True)
+    assert form.returncode == 0, form.stdout
