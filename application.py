@@ -46,6 +46,18 @@ class TranscriptLog(Application[UUID]):
         # Configuration comes from the store URL only, never from stray variables.
         return Environment(name, dict(env or {}))
 
+    def record(self, transcript: Transcript) -> None:
+        """Save a transcript's pending events in one transaction and cache the transcript.
+
+        The library's `save` does the same through generic machinery (processing events,
+        protocol checks, snapshot and notification hooks) this store does not use; on the
+        append path that machinery cost as much as the SQL.
+        """
+        events = transcript.collect_events()
+        self.recorder.insert_events([self.mapper.to_stored_event(event) for event in events])
+        if self.repository.cache is not None:
+            self.repository.cache.put(transcript.id, transcript)
+
 
 def _replay(transcript: Transcript | None, events: Iterable[Transcript.Event]) -> Transcript | None:
     for event in events:
@@ -361,7 +373,7 @@ class TranscriptStore:
     def _try_save(self, transcript: Transcript) -> PersistenceError | None:
         """Save pending events; return the error of a failed save (a conflict, a lock timeout)."""
         try:
-            self._log.save(transcript)
+            self._log.record(transcript)
         except PersistenceError as error:
             self._evict(transcript.id)
             return error

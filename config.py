@@ -34,6 +34,7 @@ URL_VARIABLE = "TRANSCRIPTS_URL"
 LOCK_TIMEOUT_VARIABLE = "TRANSCRIPTS_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 30.0
 TRANSCODER_TOPIC = "transcripts.adapters.codec:OrjsonTranscoder"
+SQLITE_PERSISTENCE_MODULE = "transcripts.adapters.sqlite_factory:Factory"
 SQLITE_RECORDER_TOPIC = "transcripts.adapters.sqlite_views:ProjectingSQLiteRecorder"
 SQLITE_BACKEND_TOPIC = "transcripts.adapters.sqlite_backend:SQLITE"
 AGGREGATE_CACHE_SIZE = 128
@@ -92,7 +93,7 @@ class StoreConfig:
             else str(self.sqlite_path)
         )
         return {
-            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+            "PERSISTENCE_MODULE": SQLITE_PERSISTENCE_MODULE,
             "APPLICATION_RECORDER_TOPIC": SQLITE_RECORDER_TOPIC,
             "SQLITE_DBNAME": database,
             "SQLITE_LOCK_TIMEOUT": str(max(1, round(self.lock_timeout))),

@@ -348,20 +348,33 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
 
     # -- keeping the views up to date -------------------------------------------------------
 
-    def project_inline(self, c: SQLiteCursor, head: int) -> None:
-        """Inside a writer's transaction: project the log up to `head`, its own last event.
+    def project_inline(
+        self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], positions: Sequence[int]
+    ) -> None:
+        """Inside a writer's transaction: project the log up to the writer's own events.
 
         Only when the views are close behind; otherwise, or on a fault (rolled back to the
         savepoint: the write still commits), the views are marked `behind` and the writer
         catches them up after its commit (quarantining what they cannot take).
         """
         position = self._position(c, TRACKING_NAME)
-        if head - position > INLINE_LAG_LIMIT:
+        if positions[-1] - position > INLINE_LAG_LIMIT:
             self.behind = True
             return
         c.execute("SAVEPOINT inline_views")
         try:
-            self._project_batch(c, LIVE, TRACKING_NAME, position, limit=head - position)
+            if position == positions[0] - 1:  # only our own events to project: they are at hand
+                entries = [
+                    self._decoded(
+                        LogEntry(p, s.originator_id.hex, s.originator_version, s.topic), s
+                    )
+                    for p, s in zip(positions, stored_events, strict=True)
+                ]
+                self._project_entries(c, LIVE, TRACKING_NAME, entries)
+            else:
+                self._project_batch(
+                    c, LIVE, TRACKING_NAME, position, limit=positions[-1] - position
+                )
         except Exception:
             c.execute("ROLLBACK TO inline_views")
             self.behind = True
@@ -487,8 +500,13 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
             (position, limit),
         )
         entries = [self._entry(row) for row in c.fetchall()]
-        if not entries:
-            return 0
+        if entries:
+            self._project_entries(c, tables, tracking_name, entries)
+        return len(entries)
+
+    def _project_entries(
+        self, c: SQLiteCursor, tables: Tables, tracking_name: str, entries: list[LogEntry]
+    ) -> None:
         c.execute("SAVEPOINT batch")
         try:
             self._write(c, tables, self.projector(_CursorState(c, tables)).project(entries))
@@ -498,7 +516,6 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
                 self._project_alone(c, tables, entry)
         c.execute("RELEASE batch")
         self._insert_tracking(c, Tracking(tracking_name, entries[-1].position))
-        return len(entries)
 
     def _project_alone(self, c: SQLiteCursor, tables: Tables, entry: LogEntry) -> None:
         c.execute("SAVEPOINT entry")
@@ -538,6 +555,12 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
             stored = StoredEvent(
                 UUID(entry.transcript_id), entry.version, entry.topic, row["state"]
             )
+        except ValueError as fault:
+            return replace(entry, undecodable=f"bad originator id: {fault}")
+        return self._decoded(entry, stored)
+
+    def _decoded(self, entry: LogEntry, stored: StoredEvent) -> LogEntry:
+        try:
             return replace(entry, event=self.mapper.to_domain_event(stored))
         except Exception as fault:
             return replace(entry, undecodable=f"{type(fault).__name__}: {fault}")
@@ -596,29 +619,30 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
                     for a in changes.attempts
                 ],
             )
-        if changes.sessions:
+        started = [s for t, s in changes.sessions.items() if t in changes.started]
+        if started:
             c.executemany(
-                f"INSERT OR REPLACE INTO {tables.sessions} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO {tables.sessions} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
-                    (
-                        s.session_id,
-                        s.transcript_id,
-                        s.source,
-                        s.model,
-                        s.parent_id,
-                        _json(s.metadata),
-                        s.started_at.isoformat(),
-                        s.last_event_at.isoformat(),
-                        s.version,
-                        s.message_count,
-                        s.active_count,
-                        s.compactions_committed,
-                        s.compactions_failed,
-                        s.quarantined,
-                    )
-                    for s in changes.sessions.values()
+                    (s.session_id, s.transcript_id, s.source, s.model, s.parent_id,
+                     _json(s.metadata), s.started_at.isoformat(), s.last_event_at.isoformat(),
+                     s.version, s.message_count, s.active_count, s.compactions_committed,
+                     s.compactions_failed, s.quarantined)
+                    for s in started
                 ],
-            )
+            )  # fmt: skip
+        updated = [s for t, s in changes.sessions.items() if t not in changes.started]
+        if updated:
+            c.executemany(
+                f"UPDATE {tables.sessions} SET last_event_at = ?, version = ?, message_count = ?, "
+                "active_count = ?, compactions_committed = ?, compactions_failed = ?, "
+                "quarantined = ? WHERE session_id = ?",
+                [
+                    (s.last_event_at.isoformat(), s.version, s.message_count, s.active_count,
+                     s.compactions_committed, s.compactions_failed, s.quarantined, s.session_id)
+                    for s in updated
+                ],
+            )  # fmt: skip
         self._write_quarantine(c, tables, changes.quarantine)
 
     @staticmethod
@@ -676,5 +700,5 @@ class ProjectingSQLiteRecorder(SQLiteApplicationRecorder):
     ) -> Sequence[int] | None:
         notification_ids = super()._insert_events(c, stored_events, **kwargs)
         if self.views is not None and notification_ids:
-            self.views.project_inline(c, max(notification_ids))
+            self.views.project_inline(c, stored_events, notification_ids)
         return notification_ids

@@ -12,6 +12,7 @@ state, because they run again on every replay.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
@@ -38,6 +39,7 @@ from .messages import (
 )
 
 
+@lru_cache(maxsize=4096)
 def transcript_id(session_id: str) -> UUID:
     """The aggregate id of a session: stable, derived from the session id string."""
     return uuid5(NAMESPACE_URL, f"/transcripts/{session_id}")

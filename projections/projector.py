@@ -56,6 +56,7 @@ class _Session:
     row: SessionRow
     active: list[ActiveRow] | None = None  # loaded when a compaction rewrites the list
     appended: list[ActiveRow] = field(default_factory=list)
+    started: bool = False  # by this batch: its sessions row is new
 
 
 class Projector:
@@ -85,6 +86,8 @@ class Projector:
             if session is None:
                 continue
             self.changes.sessions[session.row.transcript_id] = session.row
+            if session.started:
+                self.changes.started.add(session.row.transcript_id)
             if session.active is not None:
                 self.changes.active_rewrites[session.row.session_id] = _renumbered(session.active)
             else:
@@ -128,7 +131,7 @@ class Projector:
             last_event_at=event.timestamp,
             version=event.originator_version,
         )
-        self._sessions[entry.transcript_id] = _Session(row, appended=[])
+        self._sessions[entry.transcript_id] = _Session(row, started=True)
 
     def _appended(self, session: _Session, event: Transcript.MessageAppended) -> None:
         row = session.row

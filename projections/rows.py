@@ -133,6 +133,7 @@ class ViewChanges:
     """Everything one batch of events does to the views, ready to be written at once."""
 
     sessions: dict[str, SessionRow] = field(default_factory=dict)  # by transcript id
+    started: set[str] = field(default_factory=set)  # transcript ids whose sessions row is new
     history_inserts: dict[tuple[str, str], HistoryRow] = field(default_factory=dict)
     superseded: list[tuple[str, str, str]] = field(default_factory=list)  # by, session, msg
     active_appends: list[ActiveRow] = field(default_factory=list)

@@ -1,0 +1,56 @@
+"""The library's SQLite persistence module, with a statement cache on every connection.
+
+`eventsourcing.sqlite` opens connections with `cached_statements=True`, a cache of one
+statement, so every write re-parses its SQL. This module is the same persistence module
+(select it with `PERSISTENCE_MODULE=transcripts.adapters.sqlite_factory:Factory`) whose connections
+keep their prepared statements. The store files are already in WAL mode (see
+`sqlite_backend`), so connections do not switch journal modes either.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from eventsourcing.persistence import InterfaceError
+from eventsourcing.sqlite import (
+    SQLITE3_DEFAULT_LOCK_TIMEOUT,
+    SQLiteConnection,
+    SQLiteConnectionPool,
+    SQLiteFactory,
+)
+from eventsourcing.utils import Environment, EnvType
+
+STATEMENT_CACHE_SIZE = 256
+
+
+class CachingSQLiteConnectionPool(SQLiteConnectionPool):
+    def _create_connection(self) -> SQLiteConnection:
+        try:
+            connection = sqlite3.connect(
+                database=self.db_name,
+                uri=True,
+                check_same_thread=False,
+                isolation_level=None,  # the library issues BEGIN itself
+                cached_statements=STATEMENT_CACHE_SIZE,
+                timeout=self.lock_timeout or SQLITE3_DEFAULT_LOCK_TIMEOUT,
+            )
+        except (sqlite3.Error, TypeError) as error:
+            raise InterfaceError(error) from error
+        connection.row_factory = sqlite3.Row
+        return SQLiteConnection(sqlite_conn=connection, max_age=self.max_age)
+
+
+class Factory(SQLiteFactory):
+    def __init__(self, env: Environment | EnvType | None) -> None:
+        super().__init__(env)
+        plain = self.datastore.pool  # no connection is open yet: swap it for a caching pool
+        self.datastore.pool = CachingSQLiteConnectionPool(
+            db_name=plain.db_name,
+            lock_timeout=plain.lock_timeout,
+            pool_size=plain.pool_size,
+            max_overflow=plain.max_overflow,
+            pool_timeout=plain.pool_timeout,
+            max_age=plain.max_age,
+            pre_ping=plain.pre_ping,
+        )
+        plain.close()
