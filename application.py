@@ -380,8 +380,6 @@ class TranscriptStore:
         except BaseException:  # the cached aggregate holds events that were not saved
             self._evict(transcript.id)
             raise
-        if self._views.behind:
-            self._views.catch_up()
         return None
 
     def _write(

@@ -35,7 +35,6 @@ LOCK_TIMEOUT_VARIABLE = "TRANSCRIPTS_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 30.0
 TRANSCODER_TOPIC = "transcripts.adapters.codec:OrjsonTranscoder"
 SQLITE_PERSISTENCE_MODULE = "transcripts.adapters.sqlite_factory:Factory"
-SQLITE_RECORDER_TOPIC = "transcripts.adapters.sqlite_views:ProjectingSQLiteRecorder"
 SQLITE_BACKEND_TOPIC = "transcripts.adapters.sqlite_backend:SQLITE"
 AGGREGATE_CACHE_SIZE = 128
 
@@ -94,7 +93,6 @@ class StoreConfig:
         )
         return {
             "PERSISTENCE_MODULE": SQLITE_PERSISTENCE_MODULE,
-            "APPLICATION_RECORDER_TOPIC": SQLITE_RECORDER_TOPIC,
             "SQLITE_DBNAME": database,
             "SQLITE_LOCK_TIMEOUT": str(max(1, round(self.lock_timeout))),
             "TRANSCODER_TOPIC": TRANSCODER_TOPIC,

@@ -96,6 +96,18 @@ def projections_rebuild(opener: StoreOpener) -> None:
     click.echo(f"Rebuilt the views from {replayed} events.")
 
 
+@projections.command("catch-up")
+@click.pass_obj
+def projections_catch_up(opener: StoreOpener) -> None:
+    """Project the events the views have not seen yet (queries do this by themselves).
+
+    Example: transcripts projections catch-up
+    """
+    with _opened(opener) as store, progress_bar("Catching up") as progress:
+        projected = store.catch_up_projections(progress)
+    click.echo(f"Projected {projected} events.")
+
+
 @projections.command("verify")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")
 @click.pass_obj

@@ -13,7 +13,7 @@ from .. import backoff
 from ..config import StoreConfig
 from ..domain.errors import StorageError
 from ..projections.projector import Projector
-from .sqlite_views import ProjectingSQLiteRecorder, SQLiteTranscriptViews
+from .sqlite_views import SQLiteTranscriptViews
 
 
 class SQLiteBackend:
@@ -28,14 +28,8 @@ class SQLiteBackend:
     def open_views(
         self, log: Application[UUID], projector: type[Projector]
     ) -> SQLiteTranscriptViews:
-        recorder = log.recorder
-        if not isinstance(recorder, ProjectingSQLiteRecorder):
-            raise TypeError(
-                f"a SQLite store records with ProjectingSQLiteRecorder, not {type(recorder)}"
-            )
         views = SQLiteTranscriptViews(log.factory.datastore, mapper=log.mapper, projector=projector)
         views.create_table()
-        recorder.views = views
         return views
 
 

@@ -2,10 +2,13 @@
 
 Views are kept exactly once: the rows of a batch and the tracked log position (the library's
 `tracking` table) commit in one transaction, and re-offering a tracked position fails and
-rolls back. Writers project their own events inside their write transaction (under a
-savepoint, so a projection fault never loses a write), which gives read-your-writes across
-processes at the cost of one commit. `catch_up` projects whatever is left, many events per
-transaction; `rebuild` replays the log into fresh tables and swaps them in atomically.
+rolls back. Writes only append events; every query first brings the views up to the log
+head (`catch_up`, many events per transaction), so a read reflects every write that
+returned before it, in any process, and a burst of appends is projected in one batch.
+View transactions commit at `synchronous=NORMAL`: the views are derived data, and a power
+cut can only roll back their tail together with its tracked position, which the next
+catch-up projects again. `rebuild` replays the log into fresh tables and swaps them in
+atomically.
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ from eventsourcing.persistence import (
     Tracking,
 )
 from eventsourcing.sqlite import (
-    SQLiteApplicationRecorder,
     SQLiteCursor,
     SQLiteDatastore,
     SQLiteTrackingRecorder,
@@ -214,7 +216,6 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
         self.mapper = mapper
         self.projector = projector
         self.events_table = events_table
-        self.behind = False  # set when a write could not project inline: catch up after it
         super().__init__(datastore)
 
     def construct_create_table_statements(self) -> list[str]:
@@ -233,7 +234,7 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
             yield cursor
 
     def active(self, session_id: str) -> list[Message] | None:
-        with self._reading() as c:
+        with self._current() as c:
             c.execute(
                 "SELECT message FROM active_messages WHERE session_id = ? ORDER BY position",
                 (session_id,),
@@ -244,7 +245,7 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
             return messages
 
     def history(self, session_id: str) -> list[HistoryRow] | None:
-        with self._reading() as c:
+        with self._current() as c:
             c.execute(
                 "SELECT * FROM message_history WHERE session_id = ? ORDER BY seq", (session_id,)
             )
@@ -252,7 +253,7 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
             return rows if rows or self._exists(c, session_id) else None
 
     def attempts(self, session_id: str) -> list[AttemptRow] | None:
-        with self._reading() as c:
+        with self._current() as c:
             c.execute(
                 "SELECT * FROM compaction_attempts WHERE session_id = ? ORDER BY version",
                 (session_id,),
@@ -261,7 +262,7 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
             return rows if rows or self._exists(c, session_id) else None
 
     def snapshot(self, session_id: str) -> tuple[int, list[Message]] | None:
-        with self._reading() as c:
+        with self._current() as c:
             c.execute("SELECT version FROM sessions WHERE session_id = ?", (session_id,))
             row = c.fetchone()
             if row is None:
@@ -273,18 +274,18 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
             return row[0], [orjson.loads(message) for (message,) in c.fetchall()]
 
     def session(self, session_id: str) -> SessionRow | None:
-        with self._reading() as c:
+        with self._current() as c:
             c.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,))
             row = c.fetchone()
             return _session_row(row) if row is not None else None
 
     def sessions(self) -> list[SessionRow]:
-        with self._reading() as c:
+        with self._current() as c:
             c.execute("SELECT * FROM sessions ORDER BY started_at, session_id")
             return [_session_row(row) for row in c.fetchall()]
 
     def message(self, session_id: str, message_id: str) -> HistoryRow | None:
-        with self._reading() as c:
+        with self._current() as c:
             c.execute(
                 "SELECT * FROM message_history WHERE session_id = ? AND message_id = ?",
                 (session_id, message_id),
@@ -293,7 +294,7 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
             return _history_row(row) if row is not None else None
 
     def active_position(self, session_id: str, message_id: str) -> int | None:
-        with self._reading() as c:
+        with self._current() as c:
             c.execute(
                 "SELECT position FROM active_messages WHERE session_id = ? AND message_id = ?",
                 (session_id, message_id),
@@ -302,13 +303,13 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
             return row[0] if row is not None else None
 
     def attempt(self, compaction_id: str) -> AttemptRow | None:
-        with self._reading() as c:
+        with self._current() as c:
             c.execute("SELECT * FROM compaction_attempts WHERE compaction_id = ?", (compaction_id,))
             row = c.fetchone()
             return _attempt_row(row) if row is not None else None
 
     def rows(self, session_id: str) -> SessionRows:
-        with self._reading() as c:
+        with self._current() as c:
             c.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,))
             session = c.fetchone()
             c.execute(
@@ -328,7 +329,7 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
         return SessionRows(_session_row(session) if session else None, active, history, attempts)
 
     def session_ids(self) -> Iterator[str]:
-        with self._reading() as c:
+        with self._current() as c:
             c.execute(
                 "SELECT session_id FROM sessions UNION SELECT session_id FROM active_messages "
                 "UNION SELECT session_id FROM message_history "
@@ -337,7 +338,7 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
             return iter([row[0] for row in c.fetchall()])
 
     def quarantined(self) -> list[QuarantineRow]:
-        with self._reading() as c:
+        with self._current() as c:
             c.execute(f"SELECT * FROM {QUARANTINE} ORDER BY position")
             return [QuarantineRow(**dict(row)) for row in c.fetchall()]
 
@@ -348,41 +349,22 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
 
     # -- keeping the views up to date -------------------------------------------------------
 
-    def project_inline(
-        self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], positions: Sequence[int]
-    ) -> None:
-        """Inside a writer's transaction: project the log up to the writer's own events.
-
-        Only when the views are close behind; otherwise, or on a fault (rolled back to the
-        savepoint: the write still commits), the views are marked `behind` and the writer
-        catches them up after its commit (quarantining what they cannot take).
-        """
-        position = self._position(c, TRACKING_NAME)
-        if positions[-1] - position > INLINE_LAG_LIMIT:
-            self.behind = True
-            return
-        c.execute("SAVEPOINT inline_views")
-        try:
-            if position == positions[0] - 1:  # only our own events to project: they are at hand
-                entries = [
-                    self._decoded(
-                        LogEntry(p, s.originator_id.hex, s.originator_version, s.topic), s
-                    )
-                    for p, s in zip(positions, stored_events, strict=True)
-                ]
-                self._project_entries(c, LIVE, TRACKING_NAME, entries)
-            else:
-                self._project_batch(
-                    c, LIVE, TRACKING_NAME, position, limit=positions[-1] - position
-                )
-        except Exception:
-            c.execute("ROLLBACK TO inline_views")
-            self.behind = True
-        c.execute("RELEASE inline_views")
-
     def catch_up(self, progress: Progress | None = None) -> int:
-        self.behind = False
         return self._catch_up(LIVE, TRACKING_NAME, progress)
+
+    @contextmanager
+    def _current(self) -> Iterator[SQLiteCursor]:
+        """A read transaction on views that reflect the whole log (caught up first if behind)."""
+        while True:
+            with self._reading() as c:
+                if self._position(c, TRACKING_NAME) >= self._head(c):
+                    yield c
+                    return
+            self.catch_up()
+
+    def _head(self, c: SQLiteCursor) -> int:
+        c.execute(f"SELECT MAX(rowid) FROM {self.events_table}")
+        return c.fetchone()[0] or 0
 
     def rebuild(self, progress: Progress | None = None) -> int:
         with self._writing() as c:
@@ -410,9 +392,18 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
         ):
             done += count
         position = self._position(c, REBUILD_TRACKING_NAME)
-        for table in (*VIEW_NAMES, QUARANTINE):
+        tables = (*VIEW_NAMES, QUARANTINE)
+        c.execute(  # indexes users made on the views: they are made again on the new tables
+            "SELECT sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
+            f"AND tbl_name IN ({','.join('?' * len(tables))})",
+            tables,
+        )
+        user_indexes = [row[0] for row in c.fetchall()]
+        for table in tables:
             c.execute(f"DROP TABLE {table}")
             c.execute(f"ALTER TABLE {getattr(NEXT, table)} RENAME TO {table}")
+        for statement in user_indexes:
+            c.execute(statement)
         c.execute(
             "DELETE FROM tracking WHERE application_name IN (?, ?)",
             (TRACKING_NAME, REBUILD_TRACKING_NAME),
@@ -675,30 +666,21 @@ class SQLiteTranscriptViews(SQLiteTrackingRecorder, TranscriptViews):
 
     @contextmanager
     def _writing(self) -> Iterator[SQLiteCursor]:
-        """A write transaction that takes the database lock first (BEGIN IMMEDIATE)."""
+        """A view transaction: it takes the lock first (BEGIN IMMEDIATE) and commits without
+        waiting for the disk (`synchronous=NORMAL`): views are derived from the log."""
         with self.datastore.get_connection(commit=True) as connection:
             cursor = connection.cursor()
             try:
-                cursor.execute("BEGIN IMMEDIATE")
+                cursor.execute("PRAGMA synchronous = NORMAL")
                 try:
-                    yield cursor
-                except BaseException:
-                    connection.rollback()
-                    raise
-                connection.commit()
+                    cursor.execute("BEGIN IMMEDIATE")
+                    try:
+                        yield cursor
+                    except BaseException:
+                        connection.rollback()
+                        raise
+                    connection.commit()
+                finally:
+                    cursor.execute("PRAGMA synchronous = FULL")
             except sqlite3.OperationalError as error:
                 raise OperationalError(error) from error
-
-
-class ProjectingSQLiteRecorder(SQLiteApplicationRecorder):
-    """The application recorder of a store: writers project their own events as they commit."""
-
-    views: SQLiteTranscriptViews | None = None
-
-    def _insert_events(
-        self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
-    ) -> Sequence[int] | None:
-        notification_ids = super()._insert_events(c, stored_events, **kwargs)
-        if self.views is not None and notification_ids:
-            self.views.project_inline(c, stored_events, notification_ids)
-        return notification_ids

@@ -39,9 +39,10 @@ class SessionRows:
 
 
 class TranscriptViews(ABC):
-    """The stored read models: plain tables users may query, kept exactly once from the log."""
+    """The stored read models: plain tables users may query, kept exactly once from the log.
 
-    behind: bool  # the log has entries a writer could not project: catch up before reading
+    Every query reflects the whole log: it catches the views up first if they are behind.
+    """
 
     @abstractmethod
     def active(self, session_id: str) -> list[Message] | None:
