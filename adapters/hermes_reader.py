@@ -1,0 +1,331 @@
+"""Reading a Hermes agent `state.db` into plain values, read-only.
+
+The file is opened with SQLite's `mode=ro` and never written. A WAL-mode file with no `-wal`
+beside it (no Hermes process has it open) is opened `immutable=1` as well, because a
+read-only connection to a WAL database would otherwise leave `-wal`/`-shm` files behind.
+
+Only schema versions in `SUPPORTED_SCHEMA_VERSIONS` are read (see `adapters/hermes.py`).
+Rows come back decoded: `"\\x00json:"` text and the JSON columns become JSON values, NULL
+columns and storage bookkeeping (flags, display ordering, row uids) are dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..domain.errors import TranscriptError
+
+SUPPORTED_SCHEMA_VERSIONS = frozenset({31})
+
+JSON_PREFIX = "\x00json:"
+SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
+
+# Message columns that are storage bookkeeping, not part of a message.
+BOOKKEEPING = frozenset(
+    {
+        "id",
+        "session_id",
+        "active",
+        "compacted",
+        "_compressed_summary",
+        "observed",
+        "display_identity",
+        "display_order",
+        "message_uid",
+        "absorbed_message_uids",
+        "tool_call_uids",
+        "tool_call_uid",
+    }
+)
+# Columns that hold JSON text (besides any "\x00json:" text).
+JSON_COLUMNS = frozenset(
+    {
+        "tool_calls",
+        "reasoning_details",
+        "codex_reasoning_items",
+        "codex_message_items",
+        "display_metadata",
+        "model_config",
+        "origin_json",
+        "tool_names",
+    }
+)
+# The columns whose values make two rows the same message: a row re-inserted by a
+# compaction (or by a failed one) repeats all of them, timestamp included.
+IDENTITY = ("role", "content", "tool_calls", "tool_call_id", "tool_name", "timestamp")
+
+REQUIRED_COLUMNS = {
+    "sessions": {"id", "source", "model", "parent_session_id", "started_at", "system_prompt_hash"},
+    "messages": {"id", "session_id", "role", "content", "timestamp", "active", "compacted"},
+}
+TOKEN_COLUMNS = {
+    "input_tokens": "input",
+    "output_tokens": "output",
+    "cache_read_tokens": "cache_read",
+    "cache_write_tokens": "cache_write",
+    "reasoning_tokens": "reasoning",
+}
+TOP_LEVEL = ("title", "end_reason", "started_at", "ended_at", "last_activity_at")
+STARTED_FIELDS = frozenset({"id", "source", "model", "parent_session_id", "system_prompt"})
+
+
+class HermesImportError(TranscriptError):
+    """The file is not a Hermes store, or of a schema version this importer does not read."""
+
+
+@dataclass(frozen=True)
+class HermesRow:
+    """One `messages` row: its decoded message and the flags that tell its state."""
+
+    row_id: int
+    message: dict[str, Any]  # role and every kept column, decoded
+    identity: tuple[Any, ...]
+    active: bool
+    compacted: bool
+    summary: bool  # a compaction summary (flag or content prefix)
+    problems: tuple[str, ...] = ()
+
+    @property
+    def hidden(self) -> bool:
+        """Neither live nor archived: rewound, or the original of a carried tail row."""
+        return not self.active and not self.compacted
+
+
+@dataclass(frozen=True)
+class HermesSession:
+    id: str
+    source: str
+    model: str | None
+    parent_id: str | None
+    metadata: dict[str, Any]
+    rows: list[HermesRow]  # conversation rows in id order (no session_meta rows)
+    row_count: int  # every row of the session, session_meta included
+    last_compression_error: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+class HermesFile:
+    """An open Hermes `state.db`. Use as a context manager."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).expanduser()
+        self._connection = _connect_read_only(self.path)
+        try:
+            self.schema_version = _check_schema(self._connection, self.path)
+        except BaseException:
+            self._connection.close()
+            raise
+        self._prompts: dict[str, str] | None = None
+
+    def __enter__(self) -> HermesFile:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._connection.close()
+
+    def row_count(self) -> int:
+        """Message rows of the sessions (rows of a session missing from `sessions` excluded)."""
+        sql = "SELECT count(*) FROM messages WHERE session_id IN (SELECT id FROM sessions)"
+        return self._query(sql)[0][0]
+
+    def session_ids(self) -> list[str]:
+        """Every session, parents before their children, then by start time."""
+        rows = self._query("SELECT id, parent_session_id FROM sessions ORDER BY started_at, id")
+        parents = {row["id"]: row["parent_session_id"] for row in rows}
+        ordered: list[str] = []
+        placed: set[str] = set()
+
+        def place(session_id: str, seen: frozenset[str]) -> None:
+            parent = parents.get(session_id)
+            if parent in parents and parent not in placed and parent not in seen:
+                place(parent, seen | {session_id})
+            if session_id not in placed:
+                placed.add(session_id)
+                ordered.append(session_id)
+
+        for session_id in parents:
+            place(session_id, frozenset())
+        return ordered
+
+    def session(self, session_id: str) -> HermesSession:
+        row = self._query("SELECT * FROM sessions WHERE id = ?", (session_id,))[0]
+        columns = {key: row[key] for key in row.keys() if row[key] is not None}
+        problems: list[str] = []
+        metadata = self._session_metadata(columns, problems)
+        rows: list[HermesRow] = []
+        meta_rows: list[dict[str, Any]] = []
+        count = 0
+        for message_row in self._query(
+            "SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
+        ):
+            count += 1
+            decoded = decode_row(message_row)
+            if decoded.message.get("role") == "session_meta":
+                entry = {k: v for k, v in decoded.message.items() if k != "role"}
+                meta_rows.append({"row": decoded.row_id, **entry})
+                problems.extend(decoded.problems)
+            else:
+                rows.append(decoded)
+        if meta_rows:
+            metadata["session_meta"] = meta_rows
+        return HermesSession(
+            id=session_id,
+            source=str(columns.get("source", "hermes")),
+            model=columns.get("model"),
+            parent_id=columns.get("parent_session_id"),
+            metadata=metadata,
+            rows=rows,
+            row_count=count,
+            last_compression_error=columns.get("compression_failure_error"),
+            problems=problems,
+        )
+
+    def _session_metadata(self, columns: dict[str, Any], problems: list[str]) -> dict[str, Any]:
+        metadata: dict[str, Any] = {key: columns[key] for key in TOP_LEVEL if key in columns}
+        tokens = {name: columns[key] for key, name in TOKEN_COLUMNS.items() if key in columns}
+        if tokens:
+            metadata["tokens"] = tokens
+        prompt = columns.get("system_prompt") or self._system_prompt(
+            columns.get("system_prompt_hash")
+        )
+        if prompt is not None:
+            metadata["system_prompt"] = prompt
+        hermes: dict[str, Any] = {}
+        for key, value in columns.items():
+            if key in STARTED_FIELDS or key in TOKEN_COLUMNS or key in TOP_LEVEL:
+                continue
+            if isinstance(value, bytes):
+                problems.append(f"session column {key} holds binary data; not imported")
+                continue
+            hermes[key] = decode_json(value)[0] if key in JSON_COLUMNS else value
+        metadata["hermes"] = hermes
+        return metadata
+
+    def _system_prompt(self, digest: str | None) -> str | None:
+        if digest is None:
+            return None
+        if self._prompts is None:
+            try:
+                rows = self._query("SELECT hash, prompt FROM system_prompts")
+            except HermesImportError:
+                rows = []
+            self._prompts = {row["hash"]: row["prompt"] for row in rows}
+        return self._prompts.get(digest)
+
+    def _query(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        try:
+            return self._connection.execute(sql, parameters).fetchall()
+        except sqlite3.Error as error:
+            raise HermesImportError(f"cannot read {self.path}: {error}") from error
+
+
+def decode_row(row: sqlite3.Row) -> HermesRow:
+    """A `messages` row as a message: NULL columns and bookkeeping dropped, JSON decoded."""
+    message: dict[str, Any] = {}
+    problems: list[str] = []
+    for key in row.keys():
+        value = row[key]
+        if value is None or key in BOOKKEEPING:
+            continue
+        if isinstance(value, bytes):
+            problems.append(f"row {row['id']}: column {key} holds binary data; not imported")
+            continue
+        if isinstance(value, str) and (key in JSON_COLUMNS or value.startswith(JSON_PREFIX)):
+            value, ok = decode_json(value)
+            if not ok:
+                problems.append(f"row {row['id']}: {key} is not valid JSON; kept as text")
+        message[key] = value
+    content = row["content"]
+    summary = bool(_column(row, "_compressed_summary")) or (
+        isinstance(content, str) and content.startswith(SUMMARY_PREFIXES)
+    )
+    return HermesRow(
+        row_id=row["id"],
+        message=message,
+        identity=tuple(_column(row, key) for key in IDENTITY),
+        active=bool(row["active"]),
+        compacted=bool(row["compacted"]),
+        summary=summary,
+        problems=tuple(problems),
+    )
+
+
+def decode_json(text: str) -> tuple[Any, bool]:
+    """(value, True) for JSON text (with or without the "\\x00json:" prefix), else (text, False)."""
+    raw = text.removeprefix(JSON_PREFIX)
+    try:
+        return json.loads(raw, parse_constant=_reject_constant), True
+    except ValueError:
+        return text, False
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _column(row: sqlite3.Row, key: str) -> Any:
+    return row[key] if key in row.keys() else None
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    if not path.is_file():
+        raise HermesImportError(f"{path}: no such file")
+    try:
+        with path.open("rb") as file:
+            header = file.read(100)
+    except OSError as error:
+        raise HermesImportError(f"cannot read {path}: {error}") from error
+    if not header.startswith(b"SQLite format 3\x00"):
+        raise HermesImportError(f"{path} is not a Hermes store: not an SQLite database")
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    wal_mode = len(header) >= 20 and header[18] == 2
+    if wal_mode and not path.with_name(path.name + "-wal").exists():
+        uri += "&immutable=1"
+    try:
+        connection = sqlite3.connect(uri, uri=True)
+    except sqlite3.Error as error:
+        raise HermesImportError(f"cannot open {path}: {error}") from error
+    connection.row_factory = sqlite3.Row
+    return connection
+
+
+def _check_schema(connection: sqlite3.Connection, path: Path) -> int:
+    try:
+        tables = {
+            row[0]
+            for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        missing = {"schema_version", *REQUIRED_COLUMNS} - tables
+        if missing:
+            raise HermesImportError(
+                f"{path} is not a Hermes store: it has no {', '.join(sorted(missing))} table"
+            )
+        versions = [row[0] for row in connection.execute("SELECT version FROM schema_version")]
+        if len(versions) != 1 or type(versions[0]) is not int:
+            raise HermesImportError(
+                f"{path} is not a Hermes store: its schema_version is {versions}"
+            )
+        version = versions[0]
+        if version not in SUPPORTED_SCHEMA_VERSIONS:
+            supported = ", ".join(str(v) for v in sorted(SUPPORTED_SCHEMA_VERSIONS))
+            raise HermesImportError(
+                f"{path} is a Hermes store of schema version {version}, which this importer "
+                f"does not read (it reads version {supported})"
+            )
+        for table, required in REQUIRED_COLUMNS.items():
+            columns = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+            if not required <= columns:
+                lacking = ", ".join(sorted(required - columns))
+                raise HermesImportError(
+                    f"{path} is not a Hermes store: table {table} has no column {lacking}"
+                )
+    except sqlite3.DatabaseError as error:
+        raise HermesImportError(f"{path} is not a Hermes store: {error}") from error
+    return version
