@@ -214,14 +214,22 @@ class TranscriptStore:
         *,
         failure: str = SUMMARIZE_ERROR,
         reason: str = "",
+        replacement: Sequence[object] | None = None,
     ) -> CompactionResult:
-        """Record that an attempt failed; nothing else changes."""
+        """Record that an attempt failed; nothing else changes.
+
+        The audit lists the snapshot ids the attempt would have superseded: all of them, or,
+        when the `replacement` that could not be committed is given, the ones it does not keep.
+        """
         self._check_attempt(attempt)
         if not failure or not set(failure) <= _FAILURE_CODE_CHARS:
             raise TranscriptError(f"a failure code is lower_snake_case: {failure!r}")
         text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         snapshot = [message["id"] for message in attempt.messages]
-        return self._record_failure(attempt, failure, text, reason=reason, would_supersede=snapshot)
+        superseded = snapshot if replacement is None else would_supersede(snapshot, replacement)
+        return self._record_failure(
+            attempt, failure, text, reason=reason, would_supersede=superseded
+        )
 
     def compact(
         self, session_id: str, summarize: Summarize, *, reason: str = ""

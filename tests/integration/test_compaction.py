@@ -372,3 +372,16 @@ def test_a_commit_that_cannot_get_the_write_lock_fails_with_storage_error_record
         assert reopened.compactions("s") == audit
         assert reopened.active("s") == stored
     assert entry["superseded"] == ids(stored[:3])  # what it would have superseded: not the kept one
+
+
+def test_a_failure_recorded_with_its_replacement_audits_only_what_that_replacement_would_have_superseded(
+    store: TranscriptStore, session: str, turns, observe, check_failed
+) -> None:
+    stored = store.append(session, turns(4))
+    attempt = store.begin_compaction(session)
+    before = observe(store, session)
+    result = store.fail_compaction(
+        attempt, "the provider timed out", failure="timeout", replacement=[summary(), stored[3]]
+    )
+    entry = check_failed(store, session, result, before, "timeout")
+    assert entry["superseded"] == ids(stored[:3])
