@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 from uuid import UUID, uuid4
 
@@ -74,9 +75,13 @@ class TranscriptStore:
         self.config = config
         try:
             self._log = TranscriptLog(env=config.library_env())
-            self._views: TranscriptViews = backend.open_views(self._log, projector)
-            self._views.ensure_current()
-            self._views.catch_up()
+            try:
+                self._views: TranscriptViews = backend.open_views(self._log, projector)
+                self._views.ensure_current()
+                self._views.catch_up()
+            except BaseException:
+                self._log.close()  # and its connections
+                raise
         except PersistenceError as error:
             raise StorageError(f"cannot open {config.url}: {error}") from error
         self._locks = [threading.Lock() for _ in range(_LOCK_STRIPES)]
@@ -336,14 +341,57 @@ class TranscriptStore:
         """Per view: its version, tracked position against the log head, rows, quarantined."""
         return self._views.status()
 
+    def follow_projections(
+        self, stop: threading.Event, on_batch: Callable[[int], None] | None = None
+    ) -> int:
+        """Keep the views up to date as the log grows, until `stop` is set; return how many
+        events were projected. `on_batch(count)` is called after each batch.
+
+        On PostgreSQL it follows the log with the library's subscription (LISTEN/NOTIFY),
+        projecting what has arrived in batches; on SQLite it polls. Every event is projected
+        exactly once, whoever projects it (followers, or queries catching up).
+        """
+        return self._views.follow(stop, on_batch)
+
+    @contextmanager
+    def following_projections(self) -> Iterator[None]:
+        """Follow the log in a background thread while the block runs (see
+        `follow_projections`); a failure of the follower is raised when the block ends."""
+        stop = threading.Event()
+        failures: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                self.follow_projections(stop)
+            except BaseException as error:
+                failures.append(error)
+
+        follower = threading.Thread(target=run, name="transcripts-follower", daemon=True)
+        follower.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            follower.join()
+        if failures:
+            raise failures[0]
+
     def verify_projections(self) -> VerifyReport:
-        """Diff every view against an independent fold of the log."""
+        """Diff every view against an independent fold of the log.
+
+        Events that cannot be decoded or applied are left out of the fold, as the views
+        leave them out: they are reported as quarantined.
+        """
         in_log = list(self._session_ids())
         known = set(in_log)
         sessions = [*in_log, *(s for s in self._views.session_ids() if s not in known)]
         problems = quarantine_problems(self._views.quarantined())
         for session_id in sessions:
-            fold = self._fold(session_id) if session_id in known else None
+            fold = (
+                SessionFold.of_readable(self._readable_events(session_id))
+                if session_id in known
+                else None
+            )
             problems += compare_session(session_id, fold, self._views.rows(session_id))
         return VerifyReport(sessions=len(sessions), problems=problems)
 
@@ -354,6 +402,14 @@ class TranscriptStore:
         if not events:
             raise SessionNotFoundError(session_id)
         return events  # type: ignore[return-value]
+
+    def _readable_events(self, session_id: str) -> Iterator[Transcript.Event]:
+        """The events of a session that decode (the views quarantine the others)."""
+        for stored in self._log.recorder.select_events(transcript_id(session_id)):
+            try:
+                yield self._log.mapper.to_domain_event(stored)  # type: ignore[misc]
+            except Exception:
+                continue
 
     @staticmethod
     def _found(session_id: str, result: T | None) -> T:
@@ -472,7 +528,10 @@ class TranscriptStore:
                 position, _SESSION_PAGE, topics=[Transcript.Started.TOPIC], inclusive_of_start=False
             )
             for notification in page:
-                started = self._log.mapper.to_domain_event(notification)
+                try:
+                    started = self._log.mapper.to_domain_event(notification)
+                except Exception:  # a corrupt Started event: the views quarantined it
+                    continue
                 yield started.session_id  # type: ignore[attr-defined]
             if len(page) < _SESSION_PAGE:
                 return

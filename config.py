@@ -4,6 +4,10 @@ URLs:
 - `memory://` — in-process, gone when the store closes.
 - `sqlite:///relative/path.db`, `sqlite:////absolute/path.db` — a SQLite file (WAL mode),
   created with its parent directories, private to the user (0600 / 0700).
+- `postgresql://user:password@host:port/dbname` (or `postgres://`) — a PostgreSQL database
+  that exists already (the store creates its tables in it). Every part but the database name
+  may be left out: user = the login name, no password, host = localhost, port = 5432.
+  Percent-encode special characters of the user and password. Needs the `postgres` extra.
 
 With no URL: `$TRANSCRIPTS_URL`, else `default_path()` under the user's data directory.
 Settings come from keyword arguments, else environment variables:
@@ -13,10 +17,13 @@ Settings come from keyword arguments, else environment variables:
 
 from __future__ import annotations
 
+import getpass
+import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+from urllib.parse import quote, unquote, urlsplit
 from uuid import UUID, uuid4
 
 from eventsourcing.utils import resolve_topic
@@ -36,6 +43,13 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 TRANSCODER_TOPIC = "transcripts.adapters.codec:OrjsonTranscoder"
 SQLITE_PERSISTENCE_MODULE = "transcripts.adapters.sqlite_factory:Factory"
 SQLITE_BACKEND_TOPIC = "transcripts.adapters.sqlite_backend:SQLITE"
+POSTGRES_PERSISTENCE_MODULE = "eventsourcing.postgres"
+POSTGRES_BACKEND_TOPIC = "transcripts.adapters.postgres_backend:POSTGRES"
+POSTGRES_RECORDER_TOPIC = "transcripts.adapters.postgres_backend:TranscriptRecorder"
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+POSTGRES_POOL_SIZE = 2  # connections a store keeps open
+POSTGRES_MAX_OVERFLOW = 6  # more, opened under load (a follower holds one to LISTEN)
+POSTGRES_MIN_CONNECT_TIMEOUT = 5  # seconds to get a connection from the pool
 AGGREGATE_CACHE_SIZE = 128
 
 
@@ -59,14 +73,47 @@ class StorageBackend(Protocol):
 
 
 @dataclass(frozen=True)
+class PostgresLocation:
+    """Where a PostgreSQL store is: the parts of its URL."""
+
+    dbname: str
+    host: str = "localhost"
+    port: int = 5432
+    user: str = field(default_factory=getpass.getuser)
+    password: str = field(default="", repr=False)
+
+    @property
+    def url(self) -> str:
+        """The URL without the password: safe to print."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"postgresql://{quote(self.user, safe='')}@{host}:{self.port}/{quote(self.dbname)}"
+
+    def connection_kwargs(self) -> dict[str, str | int]:
+        return {
+            "dbname": self.dbname,
+            "host": self.host,
+            "port": self.port,
+            "user": self.user,
+            "password": self.password,
+        }
+
+
+@dataclass(frozen=True)
 class StoreConfig:
-    url: str
+    url: str  # as given, but without a password
     lock_timeout: float
-    sqlite_path: Path | None  # None for memory://
+    sqlite_path: Path | None  # None for memory:// and PostgreSQL
     backend_topic: str = SQLITE_BACKEND_TOPIC  # a StorageBackend
+    postgres: PostgresLocation | None = None
 
     def backend(self) -> StorageBackend:
-        return resolve_topic(self.backend_topic)
+        try:
+            return resolve_topic(self.backend_topic)
+        except ImportError as missing:  # psycopg, without the postgres extra
+            raise StorageError(
+                f"{self.url} needs {missing.name or 'a driver'}: "
+                "pip install 'transcript-store[postgres]'"
+            ) from None
 
     @classmethod
     def from_url(cls, url: str | None = None, *, lock_timeout: float | None = None) -> StoreConfig:
@@ -79,13 +126,25 @@ class StoreConfig:
             if not path or path.endswith("/"):
                 raise StorageError(f"no database file in URL {url!r}")
             return cls(url, timeout, Path(path))
+        if url.startswith(POSTGRES_SCHEMES):
+            location = _postgres_location(url)
+            return cls(location.url, timeout, None, POSTGRES_BACKEND_TOPIC, location)
         raise StorageError(
-            f"unsupported store URL {url!r}: use memory://, sqlite:///relative.db "
-            "or sqlite:////absolute/path.db"
+            f"unsupported store URL {_without_password(url)!r}: use memory://, "
+            "sqlite:///relative.db, sqlite:////absolute/path.db "
+            "or postgresql://user:password@host:port/dbname"
         )
 
     def library_env(self) -> dict[str, str]:
         """The eventsourcing environment for this store (memory:// is an in-memory SQLite)."""
+        cache = {
+            "TRANSCODER_TOPIC": TRANSCODER_TOPIC,
+            "AGGREGATE_CACHE_MAXSIZE": str(AGGREGATE_CACHE_SIZE),
+            "AGGREGATE_CACHE_FASTFORWARD": "n",
+            "DEEPCOPY_FROM_AGGREGATE_CACHE": "n",
+        }
+        if self.postgres is not None:
+            return {**self._postgres_env(self.postgres), **cache}
         database = (
             f"file:transcripts-{uuid4().hex}?mode=memory&cache=shared"
             if self.sqlite_path is None
@@ -95,11 +154,64 @@ class StoreConfig:
             "PERSISTENCE_MODULE": SQLITE_PERSISTENCE_MODULE,
             "SQLITE_DBNAME": database,
             "SQLITE_LOCK_TIMEOUT": str(max(1, round(self.lock_timeout))),
-            "TRANSCODER_TOPIC": TRANSCODER_TOPIC,
-            "AGGREGATE_CACHE_MAXSIZE": str(AGGREGATE_CACHE_SIZE),
-            "AGGREGATE_CACHE_FASTFORWARD": "n",
-            "DEEPCOPY_FROM_AGGREGATE_CACHE": "n",
+            **cache,
         }
+
+    def _postgres_env(self, location: PostgresLocation) -> dict[str, str]:
+        """The library's PostgreSQL module. Its tables are named after the application
+        (`transcripts_events`, `transcripts_tracking`), which never changes. The backend
+        creates them (`CREATE_TABLE=n` here), one process at a time."""
+        seconds = max(1, math.ceil(self.lock_timeout))  # the library's 0 would wait forever
+        return {
+            "PERSISTENCE_MODULE": POSTGRES_PERSISTENCE_MODULE,
+            "APPLICATION_RECORDER_TOPIC": POSTGRES_RECORDER_TOPIC,
+            "POSTGRES_DBNAME": location.dbname,
+            "POSTGRES_HOST": location.host,
+            "POSTGRES_PORT": str(location.port),
+            "POSTGRES_USER": location.user,
+            "POSTGRES_PASSWORD": location.password,
+            "POSTGRES_LOCK_TIMEOUT": str(seconds),
+            "POSTGRES_CONNECT_TIMEOUT": str(max(POSTGRES_MIN_CONNECT_TIMEOUT, seconds)),
+            "POSTGRES_POOL_SIZE": str(POSTGRES_POOL_SIZE),
+            "POSTGRES_MAX_OVERFLOW": str(POSTGRES_MAX_OVERFLOW),
+            "CREATE_TABLE": "n",
+        }
+
+
+def _postgres_location(url: str) -> PostgresLocation:
+    shown = _without_password(url)
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as error:
+        raise StorageError(f"invalid PostgreSQL URL {shown!r}: {error}") from None
+    if parts.query or parts.fragment:
+        raise StorageError(
+            f"invalid PostgreSQL URL {shown!r}: parameters (?…) are not supported; "
+            "use postgresql://user:password@host:port/dbname"
+        )
+    dbname = unquote(parts.path.removeprefix("/"))
+    if not dbname or "/" in dbname:
+        raise StorageError(
+            f"no database name in URL {shown!r}: use postgresql://user:password@host:port/dbname"
+        )
+    location = PostgresLocation(dbname)
+    return PostgresLocation(
+        dbname=dbname,
+        host=parts.hostname or location.host,
+        port=port or location.port,
+        user=unquote(parts.username) if parts.username else location.user,
+        password=unquote(parts.password) if parts.password else "",
+    )
+
+
+def _without_password(url: str) -> str:
+    """The URL with its password, if any, replaced by ***."""
+    scheme, separator, rest = url.partition("://")
+    credentials, at, place = rest.rpartition("@")
+    if not separator or not at or ":" not in credentials:
+        return url
+    return f"{scheme}://{credentials.split(':', 1)[0]}:***@{place}"
 
 
 def _lock_timeout(given: float | None) -> float:

@@ -22,6 +22,7 @@ class SQLiteBackend:
 
     def prepare(self, config: StoreConfig) -> None:
         if config.sqlite_path is not None:
+            _refuse_foreign_database(config.sqlite_path)
             _create_private(config.sqlite_path)
             _use_wal(config.sqlite_path, config.lock_timeout)
 
@@ -34,6 +35,36 @@ class SQLiteBackend:
 
 
 SQLITE = SQLiteBackend()
+STORE_TABLE = "stored_events"  # the event log: a SQLite file without it is not a store
+
+
+def _refuse_foreign_database(path: Path) -> None:
+    """Raise StorageError if `path` is a SQLite database of another program.
+
+    Opening one as a store would add the store's tables to it and switch it to WAL mode. The
+    check only reads the schema: `immutable=1` unless a `-wal` file is beside it, so no
+    `-wal`/`-shm` files are left behind either.
+    """
+    try:
+        if not path.is_file() or path.stat().st_size == 0:
+            return
+    except OSError:
+        return  # creating the store reports what is wrong with the path
+    immutable = "" if Path(f"{path}-wal").exists() else "&immutable=1"
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{immutable}", uri=True)
+        try:
+            rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            tables = {name for (name,) in rows}
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return  # not SQLite at all, or locked: opening it says so
+    if tables and STORE_TABLE not in tables:
+        raise StorageError(
+            f"{path} is not a transcript store: it is a SQLite database of another program "
+            f"(tables {', '.join(sorted(tables)[:3])}, …)"
+        )
 
 
 def _create_private(path: Path) -> None:

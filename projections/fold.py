@@ -25,6 +25,7 @@ class HistoryEntry:
     id: str
     message: Message
     appended_at: datetime
+    appended_version: int
     active: bool = True
     superseded_by: str | None = None
     added_by: str | None = None
@@ -60,9 +61,18 @@ class SessionFold:
             fold.apply(event)
         return fold
 
+    @classmethod
+    def of_readable(cls, events: Iterable[Transcript.Event]) -> SessionFold:
+        """The fold of the events that can be applied; the others are left out."""
+        fold = cls()
+        for event in events:
+            try:
+                fold.apply(event)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                continue
+        return fold
+
     def apply(self, event: Transcript.Event) -> None:
-        self.version = event.originator_version
-        self.last_event_at = event.timestamp
         if isinstance(event, Transcript.Started):
             self.session_id = event.session_id
             self.source = event.source
@@ -71,7 +81,7 @@ class SessionFold:
             self.metadata = event.metadata
             self.started_at = event.timestamp
         elif isinstance(event, Transcript.MessageAppended):
-            self._add(event.message_id, event.message, event.timestamp, added_by=None)
+            self._add(event.message_id, event.message, event, added_by=None)
             self.active_ids.append(event.message_id)
         elif isinstance(event, Transcript.CompactionCommitted):
             self._commit(event)
@@ -80,13 +90,24 @@ class SessionFold:
                 self._audit_entry(event, FAILED, event.would_supersede, [])
                 | {"failure": event.failure, "error": event.error}
             )
+        else:
+            raise TypeError(f"no fold for events of type {type(event).__name__}")
+        self.version = event.originator_version
+        self.last_event_at = event.timestamp
 
-    def _add(self, message_id: str, message: Message, at: datetime, added_by: str | None) -> None:
-        self.entries[message_id] = HistoryEntry(message_id, message, at, added_by=added_by)
+    def _add(
+        self, message_id: str, message: Message, event: Transcript.Event, added_by: str | None
+    ) -> None:
+        self.entries[message_id] = HistoryEntry(
+            message_id, message, event.timestamp, event.originator_version, added_by=added_by
+        )
 
     def _commit(self, event: Transcript.CompactionCommitted) -> None:
+        missing = {*event.superseded, *event.kept} - set(self.active_ids)
+        if missing:
+            raise ValueError(f"compaction of messages that are not active: {sorted(missing)}")
         for new in event.added:
-            self._add(new["id"], new["message"], event.timestamp, added_by=event.compaction_id)
+            self._add(new["id"], new["message"], event, added_by=event.compaction_id)
         for message_id in event.superseded:
             entry = self.entries[message_id]
             entry.active = False

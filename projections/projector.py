@@ -243,6 +243,8 @@ class Projector:
             based_on_version=event.based_on_version,
             superseded_ids=list(superseded),
             added_ids=added,
+            superseded_count=len(superseded),
+            added_count=len(added),
             tokens_before=event.tokens_before,
             tokens_after=event.tokens_after,
             at=event.timestamp,

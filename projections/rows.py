@@ -60,6 +60,8 @@ class AttemptRow:
     based_on_version: int
     superseded_ids: list[str]
     added_ids: list[str]
+    superseded_count: int
+    added_count: int
     tokens_before: int | None
     tokens_after: int | None
     at: datetime

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..domain.messages import with_id
+from ..domain.transcript import transcript_id
 from .fold import SessionFold
 from .rows import QuarantineRow, SessionRow
 from .views import SessionRows
@@ -44,36 +46,59 @@ def compare_session(session_id: str, fold: SessionFold | None, rows: SessionRows
     """Every difference between a session's view rows and the fold of its events."""
     if fold is None:
         return _unknown_session(session_id, rows)
-    expected_active = [(m["id"], m) for m in fold.active()]
-    stored_active = [(row.message_id, row.message) for row in rows.active]
-    problems = _diff_list(session_id, "active_messages", expected_active, stored_active)
-    problems += _positions(session_id, "active_messages", [row.position for row in rows.active])
+    expected_active = [(m["id"], {"role": m["role"], "message": m}) for m in fold.active()]
+    stored_active = [
+        (row.message_id, {"role": row.role, "message": row.message}) for row in rows.active
+    ]
     expected_history = [
-        (entry.id, _history_fields(entry.as_dict(), entry.appended_at))
+        (
+            entry.id,
+            {
+                "role": entry.message["role"],
+                "message": with_id(entry.id, entry.message),
+                "active": entry.active,
+                "superseded_by": entry.superseded_by,
+                "added_by": entry.added_by,
+                "appended_at": entry.appended_at,
+                "appended_version": entry.appended_version,
+            },
+        )
         for entry in fold.entries.values()
     ]
     stored_history = [
         (
             row.message_id,
-            _history_fields(
-                {
-                    "active": row.active,
-                    "superseded_by": row.superseded_by,
-                    "added_by": row.added_by,
-                    "message": row.message,
-                },
-                row.appended_at,
-            ),
+            {
+                "role": row.role,
+                "message": row.message,
+                "active": row.active,
+                "superseded_by": row.superseded_by,
+                "added_by": row.added_by,
+                "appended_at": row.appended_at,
+                "appended_version": row.appended_version,
+            },
         )
         for row in rows.history
     ]
-    problems += _diff_list(session_id, "message_history", expected_history, stored_history)
-    problems += _positions(session_id, "message_history", [row.seq for row in rows.history])
-    expected_attempts = [(entry["id"], entry) for entry in fold.compactions]
-    stored_attempts = [(row.compaction_id, row.as_audit_entry()) for row in rows.attempts]
-    problems += _diff_list(session_id, "compaction_attempts", expected_attempts, stored_attempts)
-    problems += _diff_session(session_id, fold, rows.session)
-    return problems
+    expected_attempts = [
+        (entry["id"], {**entry, "counts": (len(entry["superseded"]), len(entry["added"]))})
+        for entry in fold.compactions
+    ]
+    stored_attempts = [
+        (
+            row.compaction_id,
+            {**row.as_audit_entry(), "counts": (row.superseded_count, row.added_count)},
+        )
+        for row in rows.attempts
+    ]
+    return [
+        *_diff_list(session_id, "active_messages", expected_active, stored_active),
+        *_positions(session_id, "active_messages", [row.position for row in rows.active]),
+        *_diff_list(session_id, "message_history", expected_history, stored_history),
+        *_positions(session_id, "message_history", [row.seq for row in rows.history]),
+        *_diff_list(session_id, "compaction_attempts", expected_attempts, stored_attempts),
+        *_diff_session(session_id, fold, rows.session),
+    ]
 
 
 def quarantine_problems(rows: Sequence[QuarantineRow]) -> list[Problem]:
@@ -87,16 +112,6 @@ def quarantine_problems(rows: Sequence[QuarantineRow]) -> list[Problem]:
         )
         for row in rows
     ]
-
-
-def _history_fields(entry: dict[str, Any], appended_at: Any) -> dict[str, Any]:
-    return {
-        "active": entry["active"],
-        "superseded_by": entry["superseded_by"],
-        "added_by": entry["added_by"],
-        "message": entry["message"],
-        "appended_at": appended_at,
-    }
 
 
 def _diff_list(
@@ -148,6 +163,7 @@ def _diff_session(session_id: str, fold: SessionFold, row: SessionRow | None) ->
     if row is None:
         return [Problem(session_id, "sessions", "missing", session_id)]
     expected = {
+        "transcript_id": transcript_id(session_id).hex,
         "source": fold.source,
         "model": fold.model,
         "parent_id": fold.parent_id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from threading import Event
 
 from ..domain.messages import Message
 from .rows import ActiveRow, AttemptRow, HistoryRow, QuarantineRow, SessionRow
@@ -95,6 +96,10 @@ class TranscriptViews(ABC):
     @abstractmethod
     def catch_up(self, progress: Progress | None = None) -> int:
         """Project the log entries the views have not seen yet; return how many."""
+
+    @abstractmethod
+    def follow(self, stop: Event, on_batch: Callable[[int], None] | None = None) -> int:
+        """Project new log entries as they are stored, until `stop` is set; return how many."""
 
     @abstractmethod
     def rebuild(self, progress: Progress | None = None) -> int:

@@ -1,15 +1,22 @@
-"""Shared fixtures. `store` runs a test once per backend: memory and a real SQLite file."""
+"""Shared fixtures. `store` runs a test once per backend: memory, a real SQLite file and,
+when $TRANSCRIPTS_TEST_POSTGRES_URL names a PostgreSQL server, a fresh PostgreSQL database."""
 
 from __future__ import annotations
 
+import os
+import uuid
+from urllib.parse import quote
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from transcripts import TranscriptStore
+from transcripts.config import StoreConfig
 
-BACKENDS = ["memory", "sqlite"]
+POSTGRES_VARIABLE = "TRANSCRIPTS_TEST_POSTGRES_URL"
+POSTGRES_SERVER = os.environ.get(POSTGRES_VARIABLE)  # read once: tests change the environment
+BACKENDS = ["memory", "sqlite", *(["postgres"] if POSTGRES_SERVER else [])]
 
 
 @pytest.fixture(autouse=True)
@@ -29,11 +36,64 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def store_url(backend: str, tmp_path: Path) -> str:
+def store_url(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
     """A URL of a fresh, empty store on the test's backend."""
     if backend == "memory":
         return "memory://"
+    if backend == "postgres":
+        return request.getfixturevalue("postgres_url")
     return f"sqlite:///{tmp_path / 'store.db'}"
+
+
+class PostgresServer:
+    """The server $TRANSCRIPTS_TEST_POSTGRES_URL names: makes databases, drops them at the end.
+
+    Any failure (server down, bad credentials, psycopg missing) raises: a test that asked
+    for PostgreSQL fails loudly, it never skips.
+    """
+
+    def __init__(self, url: str) -> None:
+        location = StoreConfig.from_url(url).postgres
+        if location is None:
+            raise ValueError(f"{POSTGRES_VARIABLE} is not a postgresql:// URL: {url!r}")
+        self.location = location
+        self.created: list[str] = []
+
+    def _admin(self, statement: str) -> None:
+        import psycopg
+
+        with psycopg.connect(**self.location.connection_kwargs(), autocommit=True) as connection:
+            connection.execute(statement)  # type: ignore[arg-type]
+
+    def database(self) -> str:
+        """The URL of a new, empty database."""
+        name = f"transcripts_test_{os.getpid()}_{uuid.uuid4().hex[:12]}"
+        self._admin(f'CREATE DATABASE "{name}"')
+        self.created.append(name)
+        location = self.location
+        password = f":{quote(location.password, safe='')}" if location.password else ""
+        user = quote(location.user, safe="")
+        return f"postgresql://{user}{password}@{location.host}:{location.port}/{name}"
+
+    def drop_all(self) -> None:
+        while self.created:
+            self._admin(f'DROP DATABASE IF EXISTS "{self.created.pop()}" WITH (FORCE)')
+
+
+@pytest.fixture
+def postgres_server() -> Iterator[PostgresServer]:
+    """The test PostgreSQL server; databases made with `.database()` are dropped after the test."""
+    if not POSTGRES_SERVER:
+        pytest.skip(f"PostgreSQL tests need {POSTGRES_VARIABLE} (see the README)")
+    server = PostgresServer(POSTGRES_SERVER)
+    yield server
+    server.drop_all()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """A URL of a fresh, empty PostgreSQL database, dropped after the test."""
+    return postgres_server.database()
 
 
 @pytest.fixture

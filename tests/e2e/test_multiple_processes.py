@@ -262,8 +262,7 @@ def test_four_processes_opening_a_store_file_nobody_created_yet_all_succeed(
     else:
         template = f"sqlite:///{tmp_path}/round-{{round}}/data/store.db"
     workers = [
-        spawn(f"opener-{i}", "open-fresh", template, str(i), str(rounds))
-        for i in range(PROCESSES)
+        spawn(f"opener-{i}", "open-fresh", template, str(i), str(rounds)) for i in range(PROCESSES)
     ]
     for _ in range(rounds):
         release_together(workers, "ready")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
 
-from transcripts import TranscriptError, TranscriptStore
+from transcripts import StorageError, TranscriptError, TranscriptStore
 
 
 def write_and_read_back(url: str | None) -> list[dict]:
@@ -60,3 +61,25 @@ def test_a_memory_store_keeps_nothing_after_it_is_closed() -> None:
 def test_an_unsupported_url_raises_a_transcript_error(url: str) -> None:
     with pytest.raises(TranscriptError):
         TranscriptStore.open(url)
+
+
+def test_a_sqlite_database_of_another_program_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    other = tmp_path / "other.db"
+    connection = sqlite3.connect(other)
+    connection.execute("CREATE TABLE notes (body TEXT)")
+    connection.execute("INSERT INTO notes VALUES ('keep me')")
+    connection.commit()
+    connection.close()
+    before = other.read_bytes()
+    with pytest.raises(StorageError, match="not a transcript store"):
+        TranscriptStore.open(f"sqlite:///{other}")
+    assert other.read_bytes() == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["other.db"]
+
+
+def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database\n" * 100)
+    with pytest.raises(StorageError):
+        TranscriptStore.open(f"sqlite:///{text}")
+    assert text.read_text() == "not a database\n" * 100

@@ -1,0 +1,275 @@
+"""`transcripts migrate --from URL --to URL`: copy a whole store to another backend.
+
+The stored events are copied as they are (originator id, version, topic and the encoded
+state, which holds the timestamps and the message ids), in notification order, 1,000 per
+transaction of the target, so the target's log is the source's log: same order, same
+sessions, same ids, same times. The source is only read (its views are not touched). At the
+end the copy is read back and compared with the source event by event, the target's views
+are rebuilt from it, and verified against an independent fold of its log.
+
+A target that has events already is refused, unless `append` is given and no session is in
+both stores (a session's events cannot be merged). A copy that fails half-way leaves the
+events copied so far in the target: drop the target (or start from a fresh one) and run
+again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, field
+from uuid import UUID
+
+import click
+from eventsourcing.persistence import (
+    ApplicationRecorder,
+    Notification,
+    PersistenceError,
+    ProgrammingError,
+    StoredEvent,
+)
+
+from ..application import TranscriptLog, TranscriptStore
+from ..config import StoreConfig
+from ..domain.errors import StorageError, TranscriptError
+from ..domain.transcript import Transcript
+from ..projections.verify import VerifyReport
+from .cli_support import CONTEXT_SETTINGS
+from .render import progress_bar
+
+COPY_BATCH = 1000
+Progress = Callable[[int, int], None]
+SQLITE_EVENTS_TABLE = "stored_events"
+
+
+class MigrationError(TranscriptError):
+    """The store cannot be copied there (nothing was copied)."""
+
+
+@dataclass
+class Migration:
+    """What a migration did."""
+
+    source: str
+    target: str
+    events: int = 0
+    sessions: int = 0
+    report: VerifyReport | None = None
+    mismatches: list[str] = field(default_factory=list)  # events that differ after the copy
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches and self.report is not None and self.report.ok
+
+
+def migrate(
+    source_url: str,
+    target_url: str,
+    *,
+    append: bool = False,
+    progress: Progress | None = None,
+    rebuild_progress: Progress | None = None,
+) -> Migration:
+    """Copy every event of the store at `source_url` into the store at `target_url`,
+    then check the copy, rebuild the target's views and verify them."""
+    source_config = StoreConfig.from_url(source_url)
+    target_config = StoreConfig.from_url(target_url)
+    if "memory://" in (source_config.url, target_config.url):
+        raise MigrationError("an in-memory store cannot be migrated from or to")
+    if _same_store(source_config, target_config):
+        raise MigrationError(f"{source_config.url} and {target_config.url} are the same store")
+    migration = Migration(source_config.url, target_config.url)
+    with _source_log(source_config) as source, TranscriptStore(target_config) as target:
+        target_log = target._log
+        before = target_log.recorder.max_notification_id() or 0
+        sessions = list(_started(source))
+        migration.sessions = len(sessions)
+        if before and not append:
+            raise MigrationError(
+                f"{target_config.url} is not empty (its log has events): migrate into an empty "
+                "store, or pass --append to add these sessions to it"
+            )
+        if before:
+            both = [
+                session
+                for originator_id, session in sessions
+                if target_log.recorder.select_events(originator_id, limit=1)
+            ]
+            if both:
+                raise MigrationError(
+                    f"{len(both)} sessions are in both stores (e.g. {', '.join(both[:3])}): "
+                    "a session's events cannot be merged"
+                )
+        head = source.recorder.max_notification_id() or 0
+        for page in _pages(source.recorder):
+            target_log.recorder.insert_events([_as_stored(n) for n in page])
+            migration.events += len(page)
+            if progress is not None:
+                progress(page[-1].id, head)
+        migration.mismatches = _compare(source.recorder, target_log.recorder, after=before)
+        target.rebuild_projections(rebuild_progress)
+        migration.report = target.verify_projections()
+    return migration
+
+
+def _same_store(a: StoreConfig, b: StoreConfig) -> bool:
+    if a.sqlite_path is not None and b.sqlite_path is not None:
+        return a.sqlite_path.resolve() == b.sqlite_path.resolve()
+    if a.postgres is None or b.postgres is None:
+        return False
+    place = (a.postgres.host, a.postgres.port, a.postgres.dbname)
+    return place == (b.postgres.host, b.postgres.port, b.postgres.dbname)
+
+
+@contextmanager
+def _source_log(config: StoreConfig) -> Iterator[TranscriptLog]:
+    """The source's log through the library alone: nothing of the source is written."""
+    if config.sqlite_path is not None:
+        _check_sqlite_store(config)
+    else:
+        config.backend().prepare(config)  # a clear error if the server refuses
+    try:
+        log = TranscriptLog(env=config.library_env())
+    except PersistenceError as error:
+        raise StorageError(f"cannot open {config.url}: {error}") from error
+    try:
+        try:
+            log.recorder.max_notification_id()
+        except ProgrammingError:  # no events table
+            raise MigrationError(f"{config.url} is not a transcript store: it has no log") from None
+        yield log
+    finally:
+        log.close()
+
+
+def _check_sqlite_store(config: StoreConfig) -> None:
+    path = config.sqlite_path
+    assert path is not None
+    if not path.is_file():
+        raise MigrationError(f"no store at {path}")
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            found = db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                (SQLITE_EVENTS_TABLE,),
+            ).fetchone()
+    except sqlite3.Error as error:
+        raise MigrationError(f"{path} is not a transcript store: {error}") from None
+    if found is None:
+        raise MigrationError(f"{path} is not a transcript store: it has no log")
+
+
+def _pages(recorder: ApplicationRecorder, after: int = 0) -> Iterator[list[Notification]]:
+    """The log in notification order, a batch at a time (never all of it in memory)."""
+    position = after
+    while True:
+        page = list(recorder.select_notifications(position, COPY_BATCH, inclusive_of_start=False))
+        if not page:
+            return
+        yield page
+        position = page[-1].id
+
+
+def _started(log: TranscriptLog) -> Iterator[tuple[UUID, str]]:
+    """(transcript id, session id) of every session in a log, by its Started event."""
+    position = 0
+    while True:
+        page = log.recorder.select_notifications(
+            position, COPY_BATCH, topics=[Transcript.Started.TOPIC], inclusive_of_start=False
+        )
+        for notification in page:
+            try:
+                name = str(log.mapper.to_domain_event(notification).session_id)  # type: ignore[attr-defined]
+            except Exception:  # a corrupt event is copied as it is; its id names it
+                name = str(notification.originator_id)
+            yield _uuid(notification.originator_id), name
+        if len(page) < COPY_BATCH:
+            return
+        position = page[-1].id
+
+
+def _uuid(value: UUID | str) -> UUID:
+    return value if isinstance(value, UUID) else UUID(str(value))
+
+
+def _as_stored(notification: Notification) -> StoredEvent:
+    return StoredEvent(
+        originator_id=_uuid(notification.originator_id),
+        originator_version=notification.originator_version,
+        topic=notification.topic,
+        state=bytes(notification.state),
+    )
+
+
+def _key(notification: Notification) -> tuple[str, int, str, bytes]:
+    return (
+        str(notification.originator_id),
+        notification.originator_version,
+        notification.topic,
+        bytes(notification.state),
+    )
+
+
+def _compare(source: ApplicationRecorder, target: ApplicationRecorder, after: int) -> list[str]:
+    """Read the copy back: the target's events after `after` must be the source's log."""
+    mismatches: list[str] = []
+    copied = (n for page in _pages(target, after) for n in page)
+    for page in _pages(source):
+        for original in page:
+            copy = next(copied, None)
+            if copy is None:
+                return [*mismatches, f"the copy ends before source event {original.id}"]
+            if _key(copy) != _key(original):
+                mismatches.append(
+                    f"source event {original.id} ({original.originator_id} "
+                    f"v{original.originator_version}) differs in the copy (event {copy.id})"
+                )
+    extra = sum(1 for _ in copied)
+    if extra:
+        mismatches.append(f"the copy has {extra} events more than the source")
+    return mismatches
+
+
+@click.command("migrate", context_settings=CONTEXT_SETTINGS)
+@click.option(
+    "--from", "source", required=True, metavar="URL", help="The store to copy (only read)."
+)
+@click.option(
+    "--to", "target", required=True, metavar="URL", help="The store to copy into (empty)."
+)
+@click.option(
+    "--append",
+    is_flag=True,
+    help="Copy into a store that has events already, if no session is in both.",
+)
+def migrate_command(source: str, target: str, append: bool) -> None:
+    """Copy a whole store to another one, e.g. SQLite to PostgreSQL or back.
+
+    Every stored event is copied as it is, in log order (ids, versions and timestamps
+    unchanged); then the copy is compared with the source, and the target's views are
+    rebuilt and verified. Exit status 1 if the check or the verification fails. A target
+    with events is refused unless --append. `--db` is not used.
+
+    Example: transcripts migrate --from sqlite:///transcripts.db --to postgresql://localhost/agents
+    """
+    with progress_bar("Copying events, then rebuilding views") as progress:
+        migration = migrate(
+            source, target, append=append, progress=progress, rebuild_progress=progress
+        )
+    click.echo(
+        f"Copied {migration.events} events of {migration.sessions} sessions "
+        f"from {migration.source} to {migration.target}."
+    )
+    for mismatch in migration.mismatches:
+        click.echo(mismatch)
+    report = migration.report
+    assert report is not None
+    if report.ok:
+        click.echo(f"Rebuilt and verified the views of {report.sessions} sessions.")
+    else:
+        for problem in report.problems:
+            click.echo(str(problem))
+        click.echo(f"{len(report.problems)} problems in the target's views.")
+    if not migration.ok:
+        raise SystemExit(1)

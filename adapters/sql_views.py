@@ -1,0 +1,708 @@
+"""The read models on a SQL database, whatever the dialect: plain tables users may query.
+
+Views are kept exactly once: the rows of a batch and the tracked log position (the library's
+tracking table) commit in one transaction, and re-offering a tracked position fails and
+rolls back. Writes only append events; every query first brings the views up to the log
+head (`catch_up`, many events per transaction), so a read reflects every write that
+returned before it, in any process, and a burst of appends is projected in one batch.
+`rebuild` replays the log into fresh tables and swaps them in atomically; `follow` keeps
+the views up to date as the log grows.
+
+A dialect (`sqlite_views`, `postgres_views`) supplies transactions and their locking, the
+column types, the log position column of the events table, how values are stored (JSON,
+times, booleans) and what the rebuild swap needs to know about the database's catalog.
+The SQL here is written with `?` placeholders and names every column it reads.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import abstractmethod
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, ClassVar
+from uuid import UUID
+
+import orjson
+from eventsourcing.persistence import Mapper, PersistenceError, StoredEvent, Tracking
+
+from ..domain.messages import Message
+from ..projections.projector import LogEntry, Projector, ViewState
+from ..projections.rows import (
+    VIEW_NAMES,
+    ActiveRow,
+    AttemptRow,
+    HistoryRow,
+    QuarantineRow,
+    SessionRow,
+    ViewChanges,
+)
+from ..projections.views import Progress, SessionRows, TranscriptViews, ViewStatus
+
+TRACKING_NAME = "transcripts"
+REBUILD_TRACKING_NAME = "transcripts~rebuild"
+BATCH_SIZE = 1000
+REBUILD_SUFFIX = "__next"
+QUARANTINE = "quarantined_events"
+VERSIONS_TABLE = "view_versions"
+FOLLOW_POLL_INTERVAL = 0.2  # seconds between polls where the database cannot notify
+
+Cursor = Any  # a DB-API cursor whose rows are read by column name
+Followed = Callable[[int], None]  # on_batch(events projected)
+
+
+@dataclass(frozen=True)
+class Tables:
+    """Names of one set of view tables: the live ones, or a set being rebuilt."""
+
+    suffix: str = ""
+
+    def __getattr__(self, view: str) -> str:
+        if view not in (*VIEW_NAMES, QUARANTINE):
+            raise AttributeError(view)
+        return view + self.suffix
+
+    def names(self) -> list[str]:
+        return [view + self.suffix for view in (*VIEW_NAMES, QUARANTINE)]
+
+
+LIVE = Tables()
+NEXT = Tables(REBUILD_SUFFIX)
+
+
+@dataclass(frozen=True)
+class ColumnTypes:
+    """The SQL types of a dialect, for the one schema every dialect creates."""
+
+    text: str  # short text, compared and sorted by its bytes (ids, roles)
+    long_text: str  # free text (reasons, errors)
+    integer: str
+    boolean: str
+    json: str
+    time: str
+    table_options: str = ""  # after the closing parenthesis of a table keyed by its primary key
+
+    def create_statements(self, tables: Tables) -> list[str]:
+        t, long, i, b, j, at = (
+            self.text,
+            self.long_text,
+            self.integer,
+            self.boolean,
+            self.json,
+            self.time,
+        )
+        return [
+            f"CREATE TABLE IF NOT EXISTS {tables.sessions} ("
+            f"session_id {t} PRIMARY KEY, transcript_id {t} NOT NULL UNIQUE, "
+            f"source {t} NOT NULL, model {t}, parent_id {t}, metadata {j} NOT NULL, "
+            f"started_at {at} NOT NULL, last_event_at {at} NOT NULL, version {i} NOT NULL, "
+            f"message_count {i} NOT NULL, active_count {i} NOT NULL, "
+            f"compactions_committed {i} NOT NULL, compactions_failed {i} NOT NULL, "
+            f"quarantined {i} NOT NULL)",
+            f"CREATE TABLE IF NOT EXISTS {tables.active_messages} ("
+            f"session_id {t} NOT NULL, position {i} NOT NULL, message_id {t} NOT NULL, "
+            f"role {t} NOT NULL, message {j} NOT NULL, "
+            "PRIMARY KEY (session_id, position), UNIQUE (session_id, message_id))"
+            f"{self.table_options}",
+            f"CREATE TABLE IF NOT EXISTS {tables.message_history} ("
+            f"session_id {t} NOT NULL, seq {i} NOT NULL, message_id {t} NOT NULL, "
+            f"role {t} NOT NULL, message {j} NOT NULL, active {b} NOT NULL, "
+            f"superseded_by {t}, added_by {t}, appended_at {at} NOT NULL, "
+            f"appended_version {i} NOT NULL, "
+            "PRIMARY KEY (session_id, seq), UNIQUE (session_id, message_id))",
+            f"CREATE TABLE IF NOT EXISTS {tables.compaction_attempts} ("
+            f"compaction_id {t} PRIMARY KEY, session_id {t} NOT NULL, version {i} NOT NULL, "
+            f"status {t} NOT NULL, reason {long} NOT NULL, failure {t}, error {long}, "
+            f"based_on_version {i} NOT NULL, superseded_count {i} NOT NULL, "
+            f"added_count {i} NOT NULL, superseded_ids {j} NOT NULL, added_ids {j} NOT NULL, "
+            f"tokens_before {i}, tokens_after {i}, at {at} NOT NULL, "
+            "UNIQUE (session_id, version))",
+            f"CREATE TABLE IF NOT EXISTS {tables.quarantined_events} ("
+            f"position {i} PRIMARY KEY, transcript_id {t} NOT NULL, session_id {t}, "
+            f"version {i} NOT NULL, topic {long} NOT NULL, reason {long} NOT NULL)",
+        ]
+
+    def versions_statement(self) -> str:
+        return (
+            f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} "
+            f"(view {self.text} PRIMARY KEY, version {self.integer} NOT NULL)"
+        )
+
+
+def _json(value: object) -> str:
+    return orjson.dumps(value).decode()
+
+
+class _CursorState(ViewState):
+    """What the projector reads, inside the transaction that will write its changes."""
+
+    def __init__(self, views: SQLTranscriptViews, cursor: Cursor, tables: Tables) -> None:
+        self.views = views
+        self.cursor = cursor
+        self.tables = tables
+
+    def load_session(self, transcript_id: str) -> SessionRow | None:
+        self.cursor.execute(
+            f"SELECT * FROM {self.tables.sessions} WHERE transcript_id = ?", (transcript_id,)
+        )
+        row = self.cursor.fetchone()
+        return self.views._session_row(row) if row is not None else None
+
+    def load_active(self, session_id: str) -> list[ActiveRow]:
+        self.cursor.execute(
+            f"SELECT * FROM {self.tables.active_messages} WHERE session_id = ? ORDER BY position",
+            (session_id,),
+        )
+        return [self.views._active_row(row) for row in self.cursor.fetchall()]
+
+
+class SQLTranscriptViews(TranscriptViews):
+    """The views of one store on a SQL database; a dialect subclass fills in the hooks.
+
+    Mixed with the library's tracking recorder of the dialect, which gives
+    `_insert_tracking(cursor, tracking)` and `_max_tracking_id(name, cursor)`.
+    """
+
+    COLUMNS: ClassVar[ColumnTypes]
+    POSITION: ClassVar[str]  # the log position column of the events table
+
+    mapper: Mapper[UUID]
+    projector: type[Projector]
+    events_table: str  # the library's table of stored events
+    tracking_table: str  # the library's tracking table
+
+    # -- dialect hooks ---------------------------------------------------------------------
+
+    @abstractmethod
+    def _reading(self) -> AbstractContextManager[Cursor]:
+        """A read-only transaction that sees one consistent state of the database."""
+
+    @abstractmethod
+    def _writing(self) -> AbstractContextManager[Cursor]:
+        """A view transaction, holding the views' write lock from its start, committed at
+        the end: two of them never project at once."""
+
+    @abstractmethod
+    def _table_exists(self, c: Cursor, name: str) -> bool: ...
+
+    @abstractmethod
+    def _user_indexes(self, c: Cursor, tables: Sequence[str]) -> list[str]:
+        """The statements creating the indexes users made on `tables` (not the schema's)."""
+
+    def _swap_table(self, c: Cursor, live: str, rebuilt: str) -> None:
+        c.execute(f"DROP TABLE {live}")
+        c.execute(f"ALTER TABLE {rebuilt} RENAME TO {live}")
+
+    @staticmethod
+    @abstractmethod
+    def _load_json(value: Any) -> Any: ...
+
+    @staticmethod
+    @abstractmethod
+    def _load_time(value: Any) -> datetime: ...
+
+    @staticmethod
+    @abstractmethod
+    def _time_param(value: datetime) -> Any: ...
+
+    @staticmethod
+    @abstractmethod
+    def _bool_param(value: bool) -> Any: ...
+
+    # -- rows ------------------------------------------------------------------------------
+
+    def _session_row(self, row: Any) -> SessionRow:
+        return SessionRow(
+            session_id=row["session_id"],
+            transcript_id=row["transcript_id"],
+            source=row["source"],
+            model=row["model"],
+            parent_id=row["parent_id"],
+            metadata=self._load_json(row["metadata"]),
+            started_at=self._load_time(row["started_at"]),
+            last_event_at=self._load_time(row["last_event_at"]),
+            version=row["version"],
+            message_count=row["message_count"],
+            active_count=row["active_count"],
+            compactions_committed=row["compactions_committed"],
+            compactions_failed=row["compactions_failed"],
+            quarantined=row["quarantined"],
+        )
+
+    def _active_row(self, row: Any) -> ActiveRow:
+        return ActiveRow(
+            row["session_id"],
+            row["position"],
+            row["message_id"],
+            row["role"],
+            self._load_json(row["message"]),
+        )
+
+    def _history_row(self, row: Any) -> HistoryRow:
+        return HistoryRow(
+            session_id=row["session_id"],
+            seq=row["seq"],
+            message_id=row["message_id"],
+            role=row["role"],
+            message=self._load_json(row["message"]),
+            active=bool(row["active"]),
+            superseded_by=row["superseded_by"],
+            added_by=row["added_by"],
+            appended_at=self._load_time(row["appended_at"]),
+            appended_version=row["appended_version"],
+        )
+
+    def _attempt_row(self, row: Any) -> AttemptRow:
+        return AttemptRow(
+            compaction_id=row["compaction_id"],
+            session_id=row["session_id"],
+            version=row["version"],
+            status=row["status"],
+            reason=row["reason"],
+            failure=row["failure"],
+            error=row["error"],
+            based_on_version=row["based_on_version"],
+            superseded_ids=self._load_json(row["superseded_ids"]),
+            added_ids=self._load_json(row["added_ids"]),
+            superseded_count=row["superseded_count"],
+            added_count=row["added_count"],
+            tokens_before=row["tokens_before"],
+            tokens_after=row["tokens_after"],
+            at=self._load_time(row["at"]),
+        )
+
+    # -- schema ----------------------------------------------------------------------------
+
+    def view_create_statements(self) -> list[str]:
+        return [*self.COLUMNS.create_statements(LIVE), self.COLUMNS.versions_statement()]
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def active(self, session_id: str) -> list[Message] | None:
+        with self._current() as c:
+            c.execute(
+                "SELECT message FROM active_messages WHERE session_id = ? ORDER BY position",
+                (session_id,),
+            )
+            messages = [self._load_json(row["message"]) for row in c.fetchall()]
+            if not messages and not self._exists(c, session_id):
+                return None
+            return messages
+
+    def history(self, session_id: str) -> list[HistoryRow] | None:
+        with self._current() as c:
+            c.execute(
+                "SELECT * FROM message_history WHERE session_id = ? ORDER BY seq", (session_id,)
+            )
+            rows = [self._history_row(row) for row in c.fetchall()]
+            return rows if rows or self._exists(c, session_id) else None
+
+    def attempts(self, session_id: str) -> list[AttemptRow] | None:
+        with self._current() as c:
+            c.execute(
+                "SELECT * FROM compaction_attempts WHERE session_id = ? ORDER BY version",
+                (session_id,),
+            )
+            rows = [self._attempt_row(row) for row in c.fetchall()]
+            return rows if rows or self._exists(c, session_id) else None
+
+    def snapshot(self, session_id: str) -> tuple[int, list[Message]] | None:
+        with self._current() as c:
+            c.execute("SELECT version FROM sessions WHERE session_id = ?", (session_id,))
+            row = c.fetchone()
+            if row is None:
+                return None
+            c.execute(
+                "SELECT message FROM active_messages WHERE session_id = ? ORDER BY position",
+                (session_id,),
+            )
+            return row["version"], [self._load_json(active["message"]) for active in c.fetchall()]
+
+    def session(self, session_id: str) -> SessionRow | None:
+        with self._current() as c:
+            c.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,))
+            row = c.fetchone()
+            return self._session_row(row) if row is not None else None
+
+    def sessions(self) -> list[SessionRow]:
+        with self._current() as c:
+            c.execute("SELECT * FROM sessions ORDER BY started_at, session_id")
+            return [self._session_row(row) for row in c.fetchall()]
+
+    def message(self, session_id: str, message_id: str) -> HistoryRow | None:
+        with self._current() as c:
+            c.execute(
+                "SELECT * FROM message_history WHERE session_id = ? AND message_id = ?",
+                (session_id, message_id),
+            )
+            row = c.fetchone()
+            return self._history_row(row) if row is not None else None
+
+    def active_position(self, session_id: str, message_id: str) -> int | None:
+        with self._current() as c:
+            c.execute(
+                "SELECT position FROM active_messages WHERE session_id = ? AND message_id = ?",
+                (session_id, message_id),
+            )
+            row = c.fetchone()
+            return row["position"] if row is not None else None
+
+    def attempt(self, compaction_id: str) -> AttemptRow | None:
+        with self._current() as c:
+            c.execute("SELECT * FROM compaction_attempts WHERE compaction_id = ?", (compaction_id,))
+            row = c.fetchone()
+            return self._attempt_row(row) if row is not None else None
+
+    def rows(self, session_id: str) -> SessionRows:
+        with self._current() as c:
+            c.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,))
+            session = c.fetchone()
+            c.execute(
+                "SELECT * FROM active_messages WHERE session_id = ? ORDER BY position",
+                (session_id,),
+            )
+            active = [self._active_row(row) for row in c.fetchall()]
+            c.execute(
+                "SELECT * FROM message_history WHERE session_id = ? ORDER BY seq", (session_id,)
+            )
+            history = [self._history_row(row) for row in c.fetchall()]
+            c.execute(
+                "SELECT * FROM compaction_attempts WHERE session_id = ? ORDER BY version",
+                (session_id,),
+            )
+            attempts = [self._attempt_row(row) for row in c.fetchall()]
+        return SessionRows(
+            self._session_row(session) if session else None, active, history, attempts
+        )
+
+    def session_ids(self) -> Iterator[str]:
+        with self._current() as c:
+            c.execute(
+                "SELECT session_id FROM sessions UNION SELECT session_id FROM active_messages "
+                "UNION SELECT session_id FROM message_history "
+                "UNION SELECT session_id FROM compaction_attempts"
+            )
+            return iter([row["session_id"] for row in c.fetchall()])
+
+    def quarantined(self) -> list[QuarantineRow]:
+        with self._current() as c:
+            c.execute(
+                "SELECT position, transcript_id, session_id, version, topic, reason "
+                f"FROM {QUARANTINE} ORDER BY position"
+            )
+            return [QuarantineRow(**dict(row)) for row in c.fetchall()]
+
+    @staticmethod
+    def _exists(c: Cursor, session_id: str) -> bool:
+        c.execute("SELECT 1 AS found FROM sessions WHERE session_id = ?", (session_id,))
+        return c.fetchone() is not None
+
+    # -- keeping the views up to date -------------------------------------------------------
+
+    def catch_up(self, progress: Progress | None = None) -> int:
+        return self._catch_up(LIVE, TRACKING_NAME, progress)
+
+    def follow(self, stop: threading.Event, on_batch: Followed | None = None) -> int:
+        """Keep the views up to date until `stop` is set; return how many events were projected.
+
+        This dialect cannot be notified of new events: it catches up, then polls.
+        """
+        done = 0
+        while not stop.is_set():
+            count = self.catch_up()
+            if count:
+                done += count
+                if on_batch is not None:
+                    on_batch(count)
+            else:
+                stop.wait(FOLLOW_POLL_INTERVAL)
+        return done
+
+    @contextmanager
+    def _current(self) -> Iterator[Cursor]:
+        """A read transaction on views that reflect the whole log (caught up first if behind)."""
+        while True:
+            with self._reading() as c:
+                if self._position(c, TRACKING_NAME) >= self._head(c):
+                    yield c
+                    return
+            self.catch_up()
+
+    def _head(self, c: Cursor) -> int:
+        c.execute(f"SELECT MAX({self.POSITION}) AS head FROM {self.events_table}")
+        return c.fetchone()["head"] or 0
+
+    def _position(self, c: Cursor, tracking_name: str) -> int:
+        return self._max_tracking_id(tracking_name, c) or 0  # type: ignore[attr-defined]
+
+    def _track(self, c: Cursor, tracking_name: str, position: int) -> None:
+        self._insert_tracking(c, Tracking(tracking_name, position))  # type: ignore[attr-defined]
+
+    def rebuild(self, progress: Progress | None = None) -> int:
+        with self._writing() as c:
+            for table in NEXT.names():
+                c.execute(f"DROP TABLE IF EXISTS {table}")
+            for statement in self.COLUMNS.create_statements(NEXT):
+                c.execute(statement)
+            c.execute(
+                f"DELETE FROM {self.tracking_table} WHERE application_name = ?",
+                (REBUILD_TRACKING_NAME,),
+            )
+        try:
+            done = self._catch_up(NEXT, REBUILD_TRACKING_NAME, progress)
+            with self._writing() as c:  # writers wait while the last entries go in and swap
+                done += self._swap_in_rebuilt(c)
+        except PersistenceError:
+            if self._rebuilt_by_another():
+                return 0
+            raise
+        return done
+
+    def _swap_in_rebuilt(self, c: Cursor) -> int:
+        done = 0
+        while count := self._project_batch(
+            c, NEXT, REBUILD_TRACKING_NAME, self._position(c, REBUILD_TRACKING_NAME)
+        ):
+            done += count
+        position = self._position(c, REBUILD_TRACKING_NAME)
+        user_indexes = self._user_indexes(c, LIVE.names())  # made again on the new tables
+        for live, rebuilt in zip(LIVE.names(), NEXT.names(), strict=True):
+            self._swap_table(c, live, rebuilt)
+        for statement in user_indexes:
+            c.execute(statement)
+        c.execute(
+            f"DELETE FROM {self.tracking_table} WHERE application_name IN (?, ?)",
+            (TRACKING_NAME, REBUILD_TRACKING_NAME),
+        )
+        if position:
+            self._track(c, TRACKING_NAME, position)
+        self._write_versions(c)
+        return done
+
+    def _rebuilt_by_another(self) -> bool:
+        """Whether a concurrent rebuild swapped its tables in (and took ours with it)."""
+        with self._reading() as c:
+            return (
+                not self._table_exists(c, NEXT.sessions)
+                and self._versions(c) == self.projector.VERSIONS
+            )
+
+    def ensure_current(self) -> None:
+        with self._writing() as c:
+            if self._versions(c) == self.projector.VERSIONS:
+                return
+            c.execute(f"SELECT 1 AS found FROM {self.events_table} LIMIT 1")
+            if c.fetchone() is None:  # a new store: nothing to rebuild
+                self._write_versions(c)
+                return
+        self.rebuild()
+
+    @staticmethod
+    def _versions(c: Cursor) -> dict[str, int]:
+        c.execute(f"SELECT view, version FROM {VERSIONS_TABLE}")
+        return {row["view"]: row["version"] for row in c.fetchall()}
+
+    def status(self) -> list[ViewStatus]:
+        with self._reading() as c:
+            position = self._position(c, TRACKING_NAME)
+            head = self._head(c)
+            c.execute(f"SELECT COUNT(*) AS n FROM {QUARANTINE}")
+            quarantined = c.fetchone()["n"]
+            statuses = []
+            for view in VIEW_NAMES:
+                c.execute(f"SELECT COUNT(*) AS n FROM {view}")
+                rows = c.fetchone()["n"]
+                statuses.append(
+                    ViewStatus(
+                        view, self.projector.VERSIONS[view], position, head, rows, quarantined
+                    )
+                )
+        return statuses
+
+    def _catch_up(self, tables: Tables, tracking_name: str, progress: Progress | None) -> int:
+        done = 0
+        with self._reading() as c:
+            total = self._head(c) - self._position(c, tracking_name)
+        while True:
+            with self._writing() as c:
+                count = self._project_batch(
+                    c, tables, tracking_name, self._position(c, tracking_name)
+                )
+            if not count:
+                return done
+            done += count
+            if progress is not None:
+                progress(min(done, total), max(total, done))
+
+    def _project_batch(
+        self,
+        c: Cursor,
+        tables: Tables,
+        tracking_name: str,
+        position: int,
+        limit: int = BATCH_SIZE,
+    ) -> int:
+        """Project the entries after `position` into `tables`; return how many were taken."""
+        c.execute(
+            f"SELECT {self.POSITION} AS position, originator_id, originator_version, topic, state "
+            f"FROM {self.events_table} "
+            f"WHERE {self.POSITION} > ? ORDER BY {self.POSITION} LIMIT ?",
+            (position, limit),
+        )
+        entries = [
+            self._entry(
+                row["position"],
+                row["originator_id"],
+                row["originator_version"],
+                row["topic"],
+                row["state"],
+            )
+            for row in c.fetchall()
+        ]
+        if entries:
+            self._project_entries(c, tables, tracking_name, entries)
+        return len(entries)
+
+    def _project_entries(
+        self, c: Cursor, tables: Tables, tracking_name: str, entries: list[LogEntry]
+    ) -> None:
+        c.execute("SAVEPOINT batch")
+        try:
+            self._write(c, tables, self.projector(_CursorState(self, c, tables)).project(entries))
+        except Exception:
+            c.execute("ROLLBACK TO SAVEPOINT batch")
+            for entry in entries:  # one by one, to quarantine exactly the entries at fault
+                self._project_alone(c, tables, entry)
+        c.execute("RELEASE SAVEPOINT batch")
+        self._track(c, tracking_name, entries[-1].position)
+
+    def _project_alone(self, c: Cursor, tables: Tables, entry: LogEntry) -> None:
+        c.execute("SAVEPOINT entry")
+        try:
+            self._write(c, tables, self.projector(_CursorState(self, c, tables)).project([entry]))
+        except Exception as fault:
+            c.execute("ROLLBACK TO SAVEPOINT entry")
+            reason = f"the views could not take it: {type(fault).__name__}: {fault}"
+            session = _CursorState(self, c, tables).load_session(entry.transcript_id)
+            self._write_quarantine(
+                c,
+                tables,
+                [
+                    QuarantineRow(
+                        entry.position,
+                        entry.transcript_id,
+                        session.session_id if session else None,
+                        entry.version,
+                        entry.topic,
+                        reason,
+                    )
+                ],
+            )
+            if session is not None:
+                c.execute(
+                    f"UPDATE {tables.sessions} SET quarantined = quarantined + 1 "
+                    "WHERE session_id = ?",
+                    (session.session_id,),
+                )
+        c.execute("RELEASE SAVEPOINT entry")
+
+    def _entry(
+        self, position: int, originator_id: Any, version: int, topic: str, state: Any
+    ) -> LogEntry:
+        # The transcript id as SQLite stores it (hex); PostgreSQL gives a UUID.
+        name = originator_id.hex if isinstance(originator_id, UUID) else str(originator_id)
+        entry = LogEntry(position, name, version, topic)
+        try:
+            stored = StoredEvent(UUID(entry.transcript_id), version, topic, bytes(state))
+        except (TypeError, ValueError) as fault:
+            return replace(entry, undecodable=f"bad originator id: {fault}")
+        try:
+            return replace(entry, event=self.mapper.to_domain_event(stored))
+        except Exception as fault:
+            return replace(entry, undecodable=f"{type(fault).__name__}: {fault}")
+
+    def _write(self, c: Cursor, tables: Tables, changes: ViewChanges) -> None:
+        time, flag = self._time_param, self._bool_param
+        if changes.history_inserts:
+            c.executemany(
+                f"INSERT INTO {tables.message_history} VALUES (?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (h.session_id, h.seq, h.message_id, h.role, _json(h.message),
+                     flag(h.active), h.superseded_by, h.added_by, time(h.appended_at),
+                     h.appended_version)
+                    for h in changes.history_inserts.values()
+                ],
+            )  # fmt: skip
+        if changes.superseded:
+            c.executemany(
+                f"UPDATE {tables.message_history} SET active = ?, superseded_by = ? "
+                "WHERE session_id = ? AND message_id = ?",
+                [(flag(False), *superseded) for superseded in changes.superseded],
+            )
+        for session_id, rows in changes.active_rewrites.items():
+            c.execute(f"DELETE FROM {tables.active_messages} WHERE session_id = ?", (session_id,))
+            self._insert_active(c, tables, rows)
+        self._insert_active(c, tables, changes.active_appends)
+        if changes.attempts:
+            c.executemany(
+                f"INSERT INTO {tables.compaction_attempts} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (a.compaction_id, a.session_id, a.version, a.status, a.reason, a.failure,
+                     a.error, a.based_on_version, a.superseded_count, a.added_count,
+                     _json(a.superseded_ids), _json(a.added_ids), a.tokens_before,
+                     a.tokens_after, time(a.at))
+                    for a in changes.attempts
+                ],
+            )  # fmt: skip
+        started = [s for t, s in changes.sessions.items() if t in changes.started]
+        if started:
+            c.executemany(
+                f"INSERT INTO {tables.sessions} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (s.session_id, s.transcript_id, s.source, s.model, s.parent_id,
+                     _json(s.metadata), time(s.started_at), time(s.last_event_at),
+                     s.version, s.message_count, s.active_count, s.compactions_committed,
+                     s.compactions_failed, s.quarantined)
+                    for s in started
+                ],
+            )  # fmt: skip
+        updated = [s for t, s in changes.sessions.items() if t not in changes.started]
+        if updated:
+            c.executemany(
+                f"UPDATE {tables.sessions} SET last_event_at = ?, version = ?, message_count = ?, "
+                "active_count = ?, compactions_committed = ?, compactions_failed = ?, "
+                "quarantined = ? WHERE session_id = ?",
+                [
+                    (time(s.last_event_at), s.version, s.message_count, s.active_count,
+                     s.compactions_committed, s.compactions_failed, s.quarantined, s.session_id)
+                    for s in updated
+                ],
+            )  # fmt: skip
+        self._write_quarantine(c, tables, changes.quarantine)
+
+    @staticmethod
+    def _insert_active(c: Cursor, tables: Tables, rows: Sequence[ActiveRow]) -> None:
+        if rows:
+            c.executemany(
+                f"INSERT INTO {tables.active_messages} VALUES (?,?,?,?,?)",
+                [(a.session_id, a.position, a.message_id, a.role, _json(a.message)) for a in rows],
+            )
+
+    @staticmethod
+    def _write_quarantine(c: Cursor, tables: Tables, rows: Sequence[QuarantineRow]) -> None:
+        if rows:
+            c.executemany(
+                f"INSERT INTO {tables.quarantined_events} VALUES (?,?,?,?,?,?)",
+                [
+                    (q.position, q.transcript_id, q.session_id, q.version, q.topic, q.reason)
+                    for q in rows
+                ],
+            )
+
+    def _write_versions(self, c: Cursor) -> None:
+        c.execute(f"DELETE FROM {VERSIONS_TABLE}")
+        c.executemany(
+            f"INSERT INTO {VERSIONS_TABLE} VALUES (?, ?)", list(self.projector.VERSIONS.items())
+        )
