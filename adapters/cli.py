@@ -1,154 +1,111 @@
-"""The `transcripts` command line: a thin client of the library."""
+"""The `transcripts` command line: a thin client of the library.
+
+This module holds the group, its global options and the one place where errors become
+messages; the commands live in `cli_read.py` (info, sessions, show, history, audit, events,
+explain), `cli_io.py` (import hermes, import jsonl, export) and `cli_projections.py`.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+import errno
 from importlib.metadata import version
+from typing import Any
 
 import click
-from rich.console import Console
+from eventsourcing.persistence import PersistenceError
 
 from ..application import TranscriptStore
 from ..config import default_path
 from ..domain.errors import TranscriptError
+from . import cli_follow, cli_io, cli_migrate, cli_read
+from .cli_projections import projections
+from .cli_support import CONTEXT_SETTINGS, StoreOpener, console, with_store
 from .demo import run_demo
-from .render import progress_bar, status_table, to_json
-
-CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
 
-class StoreOpener:
-    """Opens the store named by `--db` (else $TRANSCRIPTS_URL, else the default file)."""
+class TranscriptsGroup(click.Group):
+    """A group that turns user errors into one line on stderr and exit status 1.
 
-    def __init__(self, url: str | None) -> None:
-        self.url = url
+    Subcommands run inside the root group's `invoke`, so this is the one place: errors the
+    library raises on purpose (`TranscriptError`: unknown sessions or messages, bad URLs,
+    a file that is not a store, malformed input), the event-sourcing library's
+    `PersistenceError` (a damaged store) and file errors (`OSError`) become
+    `click.ClickException`s. Anything else is a bug and keeps its traceback.
+    """
 
-    def open(self) -> TranscriptStore:
-        return TranscriptStore.open(self.url)
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except TranscriptError as error:
+            raise click.ClickException(str(error)) from None
+        except PersistenceError as error:  # the library's own, from a damaged store
+            raise click.ClickException(f"cannot use the store: {error}") from None
+        except OSError as error:
+            if error.errno == errno.EPIPE:  # stdout closed early (`| head`): click handles it
+                raise
+            raise click.ClickException(os_error_text(error)) from None
 
 
-@click.group(context_settings=CONTEXT_SETTINGS)
+def os_error_text(error: OSError) -> str:
+    if error.filename is not None and error.strerror:
+        return f"{error.filename}: {error.strerror}"
+    return str(error)
+
+
+@click.group(cls=TranscriptsGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(version("transcript-store"), "--version", prog_name="transcripts")
 @click.option(
     "--db",
     "url",
     envvar="TRANSCRIPTS_URL",
     metavar="URL",
-    help="Store URL: memory://, sqlite:///file.db (default: $TRANSCRIPTS_URL, else the file "
-    "`transcripts path` prints).",
+    help="Store URL: memory://, sqlite:///file.db, postgresql://user@host/dbname (default: "
+    "$TRANSCRIPTS_URL, else the file `transcripts path` prints).",
 )
 @click.pass_context
 def cli(context: click.Context, url: str | None) -> None:
     """An event-sourced store for LLM agent transcripts.
 
-    Example: transcripts demo
+    Example: transcripts --db sqlite:///work.db sessions
     """
     context.obj = StoreOpener(url)
 
 
 @cli.command()
-@click.pass_obj
-def demo(opener: StoreOpener) -> None:
+@with_store
+def demo(store: TranscriptStore) -> None:
     """Run a short agent session with a failed and a committed compaction, then print it.
 
     Example: transcripts --db sqlite:///demo.db demo
     """
-    with _opened(opener) as store:
-        run_demo(store, Console())
+    run_demo(store, console())
 
 
 @cli.command()
 def path() -> None:
-    """Print where the default store file is."""
+    """Print where the default store file is.
+
+    Example: transcripts path
+    """
     click.echo(default_path())
 
 
-@cli.group()
-def projections() -> None:
-    """Inspect, verify and rebuild the views projected from the event log."""
+for command in [*cli_read.COMMANDS, *cli_io.COMMANDS, projections]:
+    cli.add_command(command)
+projections.add_command(cli_follow.follow)  # `projections follow`
+cli.add_command(cli_migrate.migrate_command)  # `migrate --from URL --to URL`
 
-
-@projections.command("status")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")
-@click.pass_obj
-def projections_status(opener: StoreOpener, as_json: bool) -> None:
-    """Per view: version, tracked log position against the head (lag), rows, quarantined.
-
-    Example: transcripts projections status
-    """
-    with _opened(opener) as store:
-        statuses = store.projection_status()
-    if as_json:
-        click.echo(to_json([{**asdict(status), "lag": status.lag} for status in statuses]))
-        return
-    Console().print(status_table(statuses))
-
-
-@projections.command("rebuild")
-@click.pass_obj
-def projections_rebuild(opener: StoreOpener) -> None:
-    """Replay the whole log into fresh views and swap them in atomically.
-
-    Example: transcripts projections rebuild
-    """
-    with _opened(opener) as store, progress_bar("Rebuilding views") as progress:
-        replayed = store.rebuild_projections(progress)
-    click.echo(f"Rebuilt the views from {replayed} events.")
-
-
-@projections.command("catch-up")
-@click.pass_obj
-def projections_catch_up(opener: StoreOpener) -> None:
-    """Project the events the views have not seen yet (queries do this by themselves).
-
-    Example: transcripts projections catch-up
-    """
-    with _opened(opener) as store, progress_bar("Catching up") as progress:
-        projected = store.catch_up_projections(progress)
-    click.echo(f"Projected {projected} events.")
-
-
-@projections.command("verify")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")
-@click.pass_obj
-def projections_verify(opener: StoreOpener, as_json: bool) -> None:
-    """Diff every view against an independent fold of the log; exit 1 if they disagree.
-
-    Example: transcripts projections verify
-    """
-    with _opened(opener) as store:
-        report = store.verify_projections()
-    if as_json:
-        click.echo(
-            to_json(
-                {
-                    "ok": report.ok,
-                    "sessions": report.sessions,
-                    "problems": [asdict(problem) for problem in report.problems],
-                }
-            )
-        )
-    elif report.ok:
-        click.echo(f"OK: the views of {report.sessions} sessions match the log.")
-    else:
-        for problem in report.problems:
-            click.echo(str(problem))
-        click.echo(
-            f"{len(report.problems)} problems; `transcripts projections rebuild` repairs the views."
-        )
-    if not report.ok:
-        raise SystemExit(1)
-
-
-def _opened(opener: StoreOpener) -> TranscriptStore:
-    try:
-        return opener.open()
-    except TranscriptError as error:
-        raise click.ClickException(str(error)) from None
+# -- a command others are building ------------------------------------------------------------
+# `search QUERY [--session S] [--role R] [--active-only] [--json]`: full-text search over
+#   every message ever stored, superseded ones included (SQLite FTS5, adapters/sqlite_search.py,
+#   being added to the library as a TranscriptStore query). Put the command in
+#   adapters/cli_search.py, register it here, and add its row to the README's command table
+#   (tests/e2e/test_cli_help.py checks both). An invalid query raises a TranscriptError
+#   subclass, which TranscriptsGroup already turns into one line on stderr.
 
 
 def main() -> None:
     try:
         cli()
-    except TranscriptError as error:
+    except TranscriptError as error:  # raised outside a command (none should be)
         raise SystemExit(f"Error: {error}") from None

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 import orjson
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -39,14 +40,14 @@ def short_id(identifier: str | None) -> str:
 
 
 def active_table(messages: Sequence[dict[str, Any]], title: str = "Active context") -> Table:
-    table = _table(title, "#", "id", "role", "content")
+    table = make_table(title, "#", "id", "role", "content")
     for position, message in enumerate(messages, 1):
         table.add_row(str(position), short_id(message["id"]), message["role"], snippet(message))
     return table
 
 
 def history_table(entries: Sequence[dict[str, Any]], title: str = "History") -> Table:
-    table = _table(title, "id", "role", "state", "content")
+    table = make_table(title, "id", "role", "state", "content")
     for entry in entries:
         if entry["superseded_by"]:
             state = f"superseded by {short_id(entry['superseded_by'])}"
@@ -61,7 +62,7 @@ def history_table(entries: Sequence[dict[str, Any]], title: str = "History") -> 
 
 
 def audit_table(attempts: Sequence[dict[str, Any]], title: str = "Compaction audit") -> Table:
-    table = _table(title, "at", "id", "status", "change", "tokens", "reason / error")
+    table = make_table(title, "at", "id", "status", "change", "tokens", "reason / error")
     for attempt in attempts:
         explanation = attempt["reason"]
         if attempt["failure"]:
@@ -78,7 +79,7 @@ def audit_table(attempts: Sequence[dict[str, Any]], title: str = "Compaction aud
     return table
 
 
-def _table(title: str, *columns: str) -> Table:
+def make_table(title: str, *columns: str) -> Table:
     """A table whose last column wraps and whose other columns stay on one line."""
     table = Table(title=title)
     for column in columns[:-1]:
@@ -98,7 +99,7 @@ def _tokens(before: int | None, after: int | None) -> str:
 
 
 def status_table(statuses: Sequence[ViewStatus]) -> Table:
-    table = _table(
+    table = make_table(
         "Projections", "view", "version", "position", "head", "lag", "rows", "quarantined"
     )
     for status in statuses:
@@ -117,14 +118,20 @@ def status_table(statuses: Sequence[ViewStatus]) -> Table:
 
 @contextmanager
 def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
-    """A rich progress bar, driven by the library's `progress(done, total)` callbacks."""
+    """A rich progress bar, driven by the library's `progress(done, total)` callbacks.
+
+    It draws on stderr, and only on a terminal: stdout stays the command's output.
+    """
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, transient=True) as bar:
+    console = Console(stderr=True)
+    with Progress(
+        *columns, console=console, transient=True, disable=not console.is_terminal
+    ) as bar:
         task = bar.add_task(description, total=None)
 
         def advance(done: int, total: int) -> None:

@@ -1,0 +1,145 @@
+"""Moving transcripts in and out: `import hermes`, `import jsonl`, `export`."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+
+from ..application import TranscriptStore
+from ..domain.errors import TranscriptError
+from .cli_support import CONTEXT_SETTINGS, console, json_option, with_store
+from .hermes import import_hermes
+from .jsonl import JsonlSession, import_session, jsonl_lines, read_jsonl
+from .markdown import session_markdown
+from .render import progress_bar, to_json
+from .render_read import hermes_report_table, hermes_summary, plural
+
+
+@click.group("import", context_settings=CONTEXT_SETTINGS)
+def import_() -> None:
+    """Import transcripts from other formats.
+
+    Example: transcripts import hermes ~/.hermes/state.db
+    """
+
+
+@import_.command("hermes")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--dry-run", is_flag=True, help="Print the report without writing anything.")
+@json_option
+@with_store
+def import_hermes_command(store: TranscriptStore, path: Path, dry_run: bool, as_json: bool) -> None:
+    """Import a Hermes agent session store (state.db), repairing failed-commit corruption.
+
+    Each session gets a faithful history: messages with their tool calls and reasoning,
+    compactions as compaction events, parent sessions kept. Copies re-inserted by failed
+    compaction commits are dropped and each failed commit is recorded as a failed attempt.
+    The file is opened read-only; importing it again stores nothing new. Prints a report per
+    session.
+
+    Example: transcripts import hermes ~/.hermes/state.db --dry-run
+    """
+    with progress_bar(f"Reading {path.name}" if dry_run else f"Importing {path.name}") as bar:
+        reports = import_hermes(store, path, dry_run=dry_run, progress=bar)
+    if as_json:
+        click.echo(to_json([{**asdict(report), "dry_run": dry_run} for report in reports]))
+        return
+    console().print(hermes_report_table(reports, dry_run=dry_run))
+    click.echo(hermes_summary(reports, dry_run=dry_run))
+
+
+@import_.command("jsonl")
+@click.argument(
+    "paths", metavar="PATH...", nargs=-1, required=True, type=click.Path(path_type=Path)
+)
+@click.option(
+    "--keep-going",
+    is_flag=True,
+    help="Import the good files even if others fail (exit 1 at the end if any failed).",
+)
+@with_store
+def import_jsonl(store: TranscriptStore, paths: tuple[Path, ...], keep_going: bool) -> None:
+    """Import OpenAI-style chat messages, one JSON object per line.
+
+    Each file is one session named after the file's stem, unless a line has a `session_id`
+    field. Every line is checked first: a malformed line names its file and line, and
+    nothing of that file is imported. Lines keep their "id"; lines without one get an id
+    derived from the file name, the session, their place and content, so importing the
+    same file again stores nothing new.
+
+    Example: transcripts import jsonl chats/*.jsonl --keep-going
+    """
+    failures = 0
+    read: list[JsonlSession] = []
+    for path in paths:
+        try:
+            read += read_jsonl(path)
+        except TranscriptError as error:
+            if not keep_going:
+                raise
+            failures += 1
+            click.echo(f"Error: {error}", err=True)
+    new = 0
+    imported: set[str] = set()
+    for session in read:
+        try:
+            report = import_session(store, session)
+        except TranscriptError as error:
+            message = f"{session.path}: session {session.session_id}: {error}"
+            if not keep_going:
+                raise TranscriptError(message) from None
+            failures += 1
+            click.echo(f"Error: {message}", err=True)
+            continue
+        new += report.new
+        imported.add(report.session_id)
+        stored = "already stored" if report.messages and not report.new else f"{report.new} new"
+        click.echo(
+            f"{report.path}: session {report.session_id}: {plural(report.messages, 'message')}, "
+            f"{stored}" + (" (new session)" if report.started else "")
+        )
+    click.echo(f"Imported {plural(new, 'new message')} into {plural(len(imported), 'session')}.")
+    if failures:
+        raise click.ClickException(f"not everything was imported: {failures} error(s) above.")
+
+
+@click.command()
+@click.argument("session_id", metavar="SESSION")
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["jsonl", "md"]),
+    default="jsonl",
+    show_default=True,
+    help="jsonl: messages for programs (`import jsonl` reads it back); md: Markdown for people.",
+)
+@click.option(
+    "--history",
+    "whole_history",
+    is_flag=True,
+    help="Every message ever stored, superseded ones too (md: with every compaction attempt).",
+)
+@with_store
+def export(store: TranscriptStore, session_id: str, format_: str, whole_history: bool) -> None:
+    """Write a session to stdout: its active context, or with --history everything it stored.
+
+    JSONL is one message per line with its "id", as `import jsonl` reads it back (a file
+    named SESSION.jsonl imports into the same session). JSONL holds messages only: importing
+    a --history file makes every message active. Markdown shows compactions as boundaries.
+
+    Example: transcripts export 20260830_141200_d4e5f6 --format md --history > session.md
+    """
+    if format_ == "md":
+        click.echo(session_markdown(store, session_id, history=whole_history), nl=False)
+        return
+    if whole_history:
+        messages = [entry["message"] for entry in store.history(session_id)]
+    else:
+        messages = store.active(session_id)
+    for line in jsonl_lines(messages):
+        click.echo(line)
+
+
+COMMANDS = [import_, export]

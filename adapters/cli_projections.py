@@ -1,0 +1,89 @@
+"""`transcripts projections status | rebuild | catch-up | verify`."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import click
+
+from ..application import TranscriptStore
+from .cli_support import CONTEXT_SETTINGS, console, json_option, with_store
+from .render import progress_bar, status_table, to_json
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+def projections() -> None:
+    """Inspect, verify and rebuild the views projected from the event log.
+
+    Example: transcripts projections verify
+    """
+
+
+@projections.command("status")
+@json_option
+@with_store
+def projections_status(store: TranscriptStore, as_json: bool) -> None:
+    """Per view: version, tracked log position against the head (lag), rows, quarantined.
+
+    Example: transcripts projections status
+    """
+    statuses = store.projection_status()
+    if as_json:
+        click.echo(to_json([{**asdict(status), "lag": status.lag} for status in statuses]))
+        return
+    console().print(status_table(statuses))
+
+
+@projections.command("rebuild")
+@with_store
+def projections_rebuild(store: TranscriptStore) -> None:
+    """Replay the whole log into fresh views and swap them in atomically.
+
+    Example: transcripts projections rebuild
+    """
+    with progress_bar("Rebuilding views") as progress:
+        replayed = store.rebuild_projections(progress)
+    click.echo(f"Rebuilt the views from {replayed} events.")
+
+
+@projections.command("catch-up")
+@with_store
+def projections_catch_up(store: TranscriptStore) -> None:
+    """Project the events the views have not seen yet (queries do this by themselves).
+
+    Example: transcripts projections catch-up
+    """
+    with progress_bar("Catching up") as progress:
+        projected = store.catch_up_projections(progress)
+    click.echo(f"Projected {projected} events.")
+
+
+@projections.command("verify")
+@json_option
+@with_store
+def projections_verify(store: TranscriptStore, as_json: bool) -> None:
+    """Diff every view against an independent fold of the log; exit 1 if they disagree.
+
+    Example: transcripts projections verify
+    """
+    report = store.verify_projections()
+    if as_json:
+        click.echo(
+            to_json(
+                {
+                    "ok": report.ok,
+                    "sessions": report.sessions,
+                    "problems": [asdict(problem) for problem in report.problems],
+                }
+            )
+        )
+    elif report.ok:
+        click.echo(f"OK: the views of {report.sessions} sessions match the log.")
+    else:
+        for problem in report.problems:
+            click.echo(str(problem))
+        click.echo(
+            f"{len(report.problems)} problems; `transcripts projections rebuild` repairs the views."
+        )
+    if not report.ok:
+        raise SystemExit(1)

@@ -1,0 +1,254 @@
+"""Read commands: info, sessions, show, history, audit, events, explain."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import datetime
+from typing import Any
+
+import click
+
+from ..application import TranscriptStore
+from ..domain.errors import MessageNotFoundError, TranscriptError
+from .cli_support import console, json_option, parse_since, with_store
+from .render import status_table, to_json
+from .render_read import (
+    audit_summary,
+    audit_table,
+    context_table,
+    events_table,
+    explanation_lines,
+    plural,
+    sessions_table,
+    timeline_table,
+)
+from .timeline import Entry, timeline, tokens_saved
+
+
+@click.command()
+@json_option
+@with_store
+def info(store: TranscriptStore, as_json: bool) -> None:
+    """Show the store's backend and URL, what it holds, and the state of its views.
+
+    Example: transcripts info
+    """
+    sessions = store.sessions()
+    path = store.config.sqlite_path
+    if path is not None:
+        backend = "sqlite"
+    else:
+        backend = "postgresql" if store.config.postgres is not None else "memory"
+    summary: dict[str, Any] = {
+        "url": store.config.url,  # without a password
+        "backend": backend,
+        "path": None if path is None else str(path.resolve()),
+        "sessions": len(sessions),
+        "messages": sum(session["messages"] for session in sessions),
+        "active": sum(session["active"] for session in sessions),
+        "compactions_committed": sum(session["compactions_committed"] for session in sessions),
+        "compactions_failed": sum(session["compactions_failed"] for session in sessions),
+        "events": sum(session["version"] for session in sessions),
+    }
+    statuses = store.projection_status()
+    if as_json:
+        projections = [{**asdict(status), "lag": status.lag} for status in statuses]
+        click.echo(to_json({**summary, "projections": projections}))
+        return
+    backend = summary["backend"] + (f", file {summary['path']}" if path is not None else "")
+    click.echo(f"Store:        {summary['url']}")
+    click.echo(f"Backend:      {backend}")
+    click.echo(f"Sessions:     {summary['sessions']}")
+    click.echo(f"Messages:     {summary['messages']} stored, {summary['active']} active")
+    click.echo(
+        f"Compactions:  {summary['compactions_committed']} committed, "
+        f"{summary['compactions_failed']} failed"
+    )
+    click.echo(f"Events:       {summary['events']}")
+    console().print(status_table(statuses))
+
+
+@click.command()
+@click.option(
+    "--source", help="Only sessions from this source (jsonl, api, a Hermes platform such as cli)."
+)
+@click.option("--model", help="Only sessions of this model.")
+@click.option(
+    "--since",
+    callback=parse_since,
+    metavar="WHEN",
+    help="Only sessions started at or after WHEN: a date or an ISO datetime (UTC unless "
+    "it has an offset).",
+)
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Only the N most recently started.",
+)
+@json_option
+@with_store
+def sessions(
+    store: TranscriptStore,
+    source: str | None,
+    model: str | None,
+    since: datetime | None,
+    limit: int | None,
+    as_json: bool,
+) -> None:
+    """List sessions, oldest first, with their message and compaction counts.
+
+    Example: transcripts sessions --source telegram --since 2026-03-01 -n 20
+    """
+    found = [
+        session
+        for session in store.sessions()
+        if (source is None or session["source"] == source)
+        and (model is None or session["model"] == model)
+        and (since is None or session["started_at"] >= since)
+    ]
+    if limit is not None:
+        found = found[-limit:]
+    if as_json:
+        click.echo(to_json(found))
+    elif not found:
+        click.echo("No sessions.")
+    else:
+        console().print(sessions_table(found))
+
+
+@click.command()
+@click.argument("session_id", metavar="SESSION")
+@click.option(
+    "--as-of",
+    "as_of",
+    type=click.IntRange(min=1),
+    metavar="VERSION",
+    help="The active context right after event VERSION of the session (see `events`).",
+)
+@json_option
+@with_store
+def show(store: TranscriptStore, session_id: str, as_of: int | None, as_json: bool) -> None:
+    """Show the active context of a session: the messages a model would see, in order.
+
+    Example: transcripts show 20260830_141200_d4e5f6 --as-of 12
+    """
+    if as_of is None:
+        messages = store.active(session_id)
+        title = f"Active context of {session_id}"
+    else:
+        messages = store.active_at(session_id, as_of)
+        title = f"Active context of {session_id} at version {as_of}"
+    if as_json:
+        click.echo(to_json(messages))
+        return
+    console().print(context_table(messages, title))
+
+
+@click.command()
+@click.argument("session_id", metavar="SESSION")
+@json_option
+@with_store
+def history(store: TranscriptStore, session_id: str, as_json: bool) -> None:
+    """Show every message ever stored, superseded ones too, with each compaction where it happened.
+
+    Rows: the event version (v), the message id, its role, its state (active, active summary,
+    or superseded by a compaction) and its content; each compaction attempt is a boundary
+    row between the messages stored before and after it.
+
+    Example: transcripts history 20260830_141200_d4e5f6
+    """
+    items = timeline(store, session_id)
+    entries = [item for item in items if isinstance(item, Entry)]
+    if as_json:
+        click.echo(to_json([entry.as_json() for entry in entries]))
+        return
+    attempts = len(items) - len(entries)
+    counts = f"{plural(len(entries), 'message')}, {plural(attempts, 'compaction attempt')}"
+    title = f"History of {session_id} ({counts})"
+    console().print(timeline_table(items, title))
+
+
+@click.command()
+@click.argument("session_id", metavar="[SESSION]", required=False)
+@click.option("--failed", is_flag=True, help="Only the failed attempts.")
+@json_option
+@with_store
+def audit(store: TranscriptStore, session_id: str | None, failed: bool, as_json: bool) -> None:
+    """List compaction attempts, committed and failed: what they changed, why, tokens saved.
+
+    Without SESSION, the attempts of every session.
+
+    Example: transcripts audit --failed
+    """
+    session_ids = [session_id] if session_id else [s["id"] for s in store.sessions()]
+    attempts = [
+        {"session_id": each, **attempt, "tokens_saved": tokens_saved(attempt)}
+        for each in session_ids
+        for attempt in store.compactions(each)
+        if not failed or attempt["status"] == "failed"
+    ]
+    if as_json:
+        click.echo(to_json(attempts))
+    elif not attempts:
+        click.echo("No failed compaction attempts." if failed else "No compaction attempts.")
+    else:
+        console().print(audit_table(attempts, with_sessions=session_id is None))
+        click.echo(audit_summary(attempts))
+
+
+@click.command()
+@click.argument("session_id", metavar="SESSION")
+@json_option
+@with_store
+def events(store: TranscriptStore, session_id: str, as_json: bool) -> None:
+    """Show the raw event log of a session, one event per version.
+
+    Example: transcripts events 20260830_141200_d4e5f6 --json
+    """
+    log = store.events(session_id)
+    if as_json:
+        click.echo(to_json(log))
+    else:
+        console().print(events_table(log, f"Events of {session_id}"))
+
+
+@click.command()
+@click.argument("session_id", metavar="SESSION")
+@click.argument("message_id")
+@json_option
+@with_store
+def explain(store: TranscriptStore, session_id: str, message_id: str, as_json: bool) -> None:
+    """Explain why a message is (or is not) in the active context: who added and superseded it.
+
+    MESSAGE_ID may be a unique start of the id (`msg_3f2a` for `msg_3f2a…`).
+
+    Example: transcripts explain 20260830_141200_d4e5f6 hermes-20260830_141200_d4e5f6-60
+    """
+    try:
+        explained = store.explain(session_id, message_id)
+    except MessageNotFoundError:
+        explained = store.explain(session_id, _unique_id(store, session_id, message_id))
+    if as_json:
+        click.echo(to_json(explained))
+    else:
+        for line in explanation_lines(explained):
+            click.echo(line)
+
+
+def _unique_id(store: TranscriptStore, session_id: str, start: str) -> str:
+    """The one message id of the session beginning with `start` (a shortened id)."""
+    start = start.removesuffix("…")
+    matches = [entry["id"] for entry in store.history(session_id) if entry["id"].startswith(start)]
+    if len(matches) == 1 and start:
+        return str(matches[0])
+    if not matches or not start:
+        raise MessageNotFoundError(session_id, start)
+    raise TranscriptError(
+        f"{start!r} is the start of {len(matches)} message ids of session {session_id!r}: "
+        "give more of it"
+    )
+
+
+COMMANDS = [info, sessions, show, history, audit, events, explain]

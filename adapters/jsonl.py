@@ -1,0 +1,127 @@
+"""OpenAI-style chat JSONL: one message object per line, read into sessions and written back.
+
+Reading: a file is one session named after its stem, unless a line carries a `session_id`
+(removed from the message), which puts that line in that session. Every line is checked
+before anything is stored: a malformed line is a `JsonlError` naming the file and the line,
+and nothing of the file is imported. A line keeps its `"id"`; a line without one gets an id
+derived from the file name, the session, the message's place in it and its content, so
+importing the same file again stores nothing new.
+
+Writing: one message per line, as stored, with its `"id"`: reading the file back gives the
+same messages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..application import TranscriptStore
+from ..domain.errors import InvalidMessageError, TranscriptError
+from ..domain.messages import content_hash, split_id, with_id
+
+SOURCE = "jsonl"
+
+
+class JsonlError(TranscriptError):
+    """A JSONL file cannot be read or holds a malformed line."""
+
+
+@dataclass
+class JsonlSession:
+    """The messages of one session read from one file, each with an id."""
+
+    session_id: str
+    path: Path
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    session_id: str
+    path: Path
+    messages: int
+    new: int
+    started: bool  # the session did not exist before
+
+
+def read_jsonl(path: Path) -> list[JsonlSession]:
+    """The sessions of a JSONL file, in the order they first appear; raise JsonlError."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise JsonlError(f"cannot read {path}: {error.strerror or error}") from None
+    default = path.stem
+    sessions: dict[str, JsonlSession] = {}
+    seen: dict[tuple[str, str], tuple[int, str]] = {}  # (session, id) -> (line, content hash)
+    for number, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            session_id, message = _parse_line(line)
+        except InvalidMessageError as error:
+            raise JsonlError(f"{path} line {number}: {error}") from None
+        session = sessions.setdefault(
+            session_id or default, JsonlSession(session_id or default, path)
+        )
+        message_id, content = split_id(message)
+        digest = content_hash(content)
+        if message_id is None:
+            message_id = derived_id(path.name, session.session_id, len(session.messages), digest)
+        earlier = seen.setdefault((session.session_id, message_id), (number, digest))
+        if earlier[1] != digest:
+            raise JsonlError(
+                f"{path} line {number}: id {message_id!r} was given on line {earlier[0]} "
+                "with other content"
+            )
+        session.messages.append(with_id(message_id, content))
+    if not sessions:  # an empty file: an empty session, as an empty session exports
+        sessions[default] = JsonlSession(default, path)
+    return list(sessions.values())
+
+
+def _parse_line(line: bytes) -> tuple[str | None, dict[str, Any]]:
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError as error:
+        raise InvalidMessageError(f"not valid JSON: {error.msg} at column {error.colno}") from None
+    if not isinstance(value, dict):
+        raise InvalidMessageError(f"a message must be a JSON object, not {type(value).__name__}")
+    session_id = value.pop("session_id", None)
+    if session_id is not None and (not isinstance(session_id, str) or not session_id.strip()):
+        raise InvalidMessageError(f"session_id must be a non-empty string: {session_id!r}")
+    split_id(value)  # validates the role, the id and the values
+    return session_id, value
+
+
+def derived_id(file_name: str, session_id: str, index: int, digest: str) -> str:
+    """A stable id for the `index`-th message of a session in a file, from its content hash."""
+    key = "\0".join((file_name, session_id, str(index), digest))
+    return "jsonl_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+
+
+def import_session(store: TranscriptStore, session: JsonlSession) -> ImportReport:
+    """Store one session's messages in one append (all or nothing); stored ids are skipped."""
+    existing = {known["id"] for known in store.sessions()}
+    started = session.session_id not in existing
+    stored: set[str] = set()
+    if started:
+        store.start(session.session_id, source=SOURCE)
+    else:
+        stored = {entry["id"] for entry in store.history(session.session_id)}
+    store.append(session.session_id, session.messages)
+    ids = {message["id"] for message in session.messages}
+    return ImportReport(
+        session.session_id, session.path, len(session.messages), len(ids - stored), started
+    )
+
+
+def jsonl_lines(messages: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """One JSON object per line, as `read_jsonl` reads it back."""
+    for message in messages:
+        yield orjson.dumps(message).decode()

@@ -1,0 +1,146 @@
+"""A session as Markdown, for people: its messages, and its compactions as boundaries.
+
+The active context shows the boundary of each compaction whose summary it holds, right
+before that summary; the history shows every message ever stored (superseded ones marked)
+and every compaction attempt, committed or failed, where it happened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from ..application import TranscriptStore
+from .render_read import boundary_text, when
+from .timeline import Boundary, Entry, timeline
+
+
+def session_markdown(store: TranscriptStore, session_id: str, *, history: bool = False) -> str:
+    """The whole document (raises SessionNotFoundError for an unknown session)."""
+    items = timeline(store, session_id)
+    session = next(s for s in store.sessions() if s["id"] == session_id)
+    lines = [f"# Session {session_id}", "", *_facts(session), ""]
+    if history:
+        lines += ["## History", ""]
+        lines += _history(items)
+    else:
+        lines += ["## Active context", ""]
+        lines += _active(store.active(session_id), items)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _facts(session: dict[str, Any]) -> list[str]:
+    facts = [f"- source: {session['source']}"]
+    if session["model"]:
+        facts.append(f"- model: {session['model']}")
+    if session["parent_id"]:
+        facts.append(f"- parent session: {session['parent_id']}")
+    facts.append(f"- started: {when(session['started_at'])} UTC")
+    facts.append(f"- messages: {session['active']} active, {session['messages']} stored")
+    facts.append(
+        f"- compactions: {session['compactions_committed']} committed, "
+        f"{session['compactions_failed']} failed"
+    )
+    return facts
+
+
+def _active(messages: list[dict[str, Any]], items: list[Entry | Boundary]) -> Iterator[str]:
+    boundaries = {item.attempt["id"]: item for item in items if isinstance(item, Boundary)}
+    added_by = {
+        item.history["id"]: item.history["added_by"] for item in items if isinstance(item, Entry)
+    }
+    shown: set[str] = set()
+    for position, message in enumerate(messages, 1):
+        compaction = added_by.get(message["id"])
+        if compaction in boundaries and compaction not in shown:
+            shown.add(compaction)
+            yield from _boundary(boundaries[compaction])
+        yield from _message(position, message, note="summary" if compaction else None)
+
+
+def _history(items: list[Entry | Boundary]) -> Iterator[str]:
+    number = 0
+    for item in items:
+        if isinstance(item, Boundary):
+            yield from _boundary(item)
+            continue
+        number += 1
+        entry = item.history
+        if entry["superseded_by"]:
+            note = f"superseded by `{entry['superseded_by']}`"
+        elif entry["added_by"]:
+            note = "summary"
+        else:
+            note = None
+        yield from _message(number, entry["message"], note=note)
+
+
+def _boundary(boundary: Boundary) -> Iterator[str]:
+    attempt = boundary.attempt
+    title = "Compaction" if attempt["status"] == "committed" else "Failed compaction"
+    yield "---"
+    yield ""
+    yield (
+        f"> **{title} `{attempt['id']}`** at version {boundary.version}, "
+        f"{when(attempt['at'])} UTC: {boundary_text(attempt)}"
+    )
+    yield ""
+
+
+def _message(number: int, message: dict[str, Any], *, note: str | None) -> Iterator[str]:
+    heading = f"### {number}. {message['role']} · `{message['id']}`"
+    if message.get("tool_call_id"):
+        heading += f" · result of `{message['tool_call_id']}`"
+    if note:
+        heading += f" · {note}"
+    yield heading
+    yield ""
+    text = _content(message.get("content"))
+    if text:
+        yield text
+        yield ""
+    for call in message.get("tool_calls") or []:
+        yield from _tool_call(call)
+
+
+def _content(content: object) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            else:
+                parts.append(_json_block(part))
+        return "\n\n".join(parts)
+    return _json_block(content)
+
+
+def _tool_call(call: object) -> Iterator[str]:
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict):
+        yield _json_block(call)
+        yield ""
+        return
+    yield f"Tool call `{function.get('name', '?')}` (`{call.get('id', '')}`):"
+    yield ""
+    arguments = function.get("arguments")
+    yield _json_block(arguments if not isinstance(arguments, str) else _decoded(arguments))
+    yield ""
+
+
+def _decoded(arguments: str) -> object:
+    try:
+        return orjson.loads(arguments)
+    except orjson.JSONDecodeError:
+        return arguments
+
+
+def _json_block(value: object) -> str:
+    text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    return f"```json\n{text}\n```"

@@ -1,0 +1,274 @@
+"""Tables for the read commands: sessions, history with compaction boundaries, audit, events."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from rich.table import Table
+
+from .render import make_table, short_id, snippet
+from .timeline import Boundary, Item, tokens_saved
+
+
+def when(at: datetime, *, seconds: bool = True) -> str:
+    """A timestamp for people: UTC, to the second (or the minute)."""
+    return at.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
+
+
+def sessions_table(sessions: Sequence[dict[str, Any]]) -> Table:
+    """Session ids in full (other commands take them); the other columns wrap when narrow."""
+    with_parents = any(session["parent_id"] for session in sessions)
+    table = Table(title="Sessions")
+    table.add_column("session", no_wrap=True)
+    for column in ["source", "model", *(["parent"] if with_parents else [])]:
+        table.add_column(column, overflow="fold")
+    table.add_column("started")
+    table.add_column("active", justify="right")
+    table.add_column("stored", justify="right")
+    table.add_column("compactions", overflow="fold")
+    for session in sessions:
+        compactions = str(session["compactions_committed"])
+        if session["compactions_failed"]:
+            compactions += f" ({session['compactions_failed']} failed)"
+        parent = [session["parent_id"] or ""] if with_parents else []
+        table.add_row(
+            session["id"],
+            session["source"],
+            session["model"] or "",
+            *parent,
+            when(session["started_at"], seconds=False),
+            str(session["active"]),
+            str(session["messages"]),
+            compactions,
+        )
+    return table
+
+
+def message_table(title: str, *columns: str) -> Table:
+    """A table of messages. Message ids are shown in full (`explain` takes them), folded
+    when the terminal is narrow; the content column takes the rest of the width."""
+    table = Table(title=title)
+    for column in columns[:-1]:
+        if column == "id":
+            table.add_column(column, overflow="fold")
+        else:
+            table.add_column(column, no_wrap=True)
+    table.add_column(columns[-1], ratio=1)
+    return table
+
+
+def context_table(messages: Sequence[dict[str, Any]], title: str) -> Table:
+    """The active context: position, id, role, content."""
+    table = message_table(title, "#", "id", "role", "content")
+    for position, message in enumerate(messages, 1):
+        table.add_row(str(position), message["id"], message["role"], snippet(message))
+    table.caption = plural(len(messages), "message")
+    return table
+
+
+def timeline_table(items: Sequence[Item], title: str) -> Table:
+    """Every message with its state; each compaction attempt as a boundary row where it happened.
+
+    A superseded message names the version of the compaction that superseded it: the `v` of
+    its boundary row.
+    """
+    table = message_table(title, "v", "id", "role", "state", "content")
+    versions = {item.attempt["id"]: item.version for item in items if isinstance(item, Boundary)}
+    for item in items:
+        if isinstance(item, Boundary):
+            table.add_section()
+            attempt = item.attempt
+            table.add_row(
+                str(item.version),
+                attempt["id"],
+                "",
+                attempt["status"],
+                ("compaction: " if attempt["status"] == "committed" else "compaction failed: ")
+                + boundary_text(attempt),
+                style="bold green" if attempt["status"] == "committed" else "bold red",
+                end_section=True,
+            )
+            continue
+        entry = item.history
+        if entry["superseded_by"]:
+            by = versions.get(entry["superseded_by"])
+            state = f"superseded by v{by}" if by else "superseded"
+        elif entry["added_by"]:
+            state = "active summary"
+        else:
+            state = "active"
+        message = entry["message"]
+        table.add_row(
+            str(item.version),
+            entry["id"],
+            message["role"],
+            state,
+            snippet(message),
+            style=None if entry["active"] else "dim",
+        )
+    return table
+
+
+def boundary_text(attempt: dict[str, Any]) -> str:
+    """What a compaction attempt changed (or why it failed), its tokens and its reason."""
+    if attempt["status"] == "committed":
+        text = f"{len(attempt['superseded'])} superseded, {len(attempt['added'])} added"
+        if tokens_saved(attempt) is not None:
+            text += f", tokens {attempt['tokens_before']}→{attempt['tokens_after']}"
+    else:
+        text = f"{attempt['failure']}: {attempt['error']}"
+    if attempt["reason"]:
+        text += f" ({attempt['reason']})"
+    return text
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def audit_table(attempts: Sequence[dict[str, Any]], *, with_sessions: bool) -> Table:
+    """One row per attempt. `change` is -superseded +added; a failed attempt changed nothing,
+    so what it would have changed is in parentheses. `tokens` is before→after and the saving.
+    """
+    table = Table(title="Compaction audit")
+    if with_sessions:
+        table.add_column("session", overflow="fold")
+    table.add_column("compaction / at (UTC)", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("change", no_wrap=True)
+    table.add_column("tokens", no_wrap=True)
+    table.add_column("reason / failure: error", ratio=1)
+    for attempt in attempts:
+        explanation = attempt["reason"]
+        if attempt["failure"]:
+            failure = f"{attempt['failure']}: {attempt['error']}"
+            explanation = f"{explanation}\n{failure}" if explanation else failure
+        change = f"-{len(attempt['superseded'])} +{len(attempt['added'])}"
+        before, after = attempt["tokens_before"], attempt["tokens_after"]
+        tokens = "" if before is None or after is None else f"{before}→{after}"
+        saved = tokens_saved(attempt)
+        if saved is not None:
+            tokens += f"\nsaved {saved}"
+        table.add_row(
+            *([attempt["session_id"]] if with_sessions else []),
+            f"{short_id(attempt['id'])}\n{when(attempt['at'])}",
+            attempt["status"],
+            change if attempt["status"] == "committed" else f"({change})",
+            tokens,
+            explanation,
+            style="red" if attempt["status"] == "failed" else None,
+        )
+    return table
+
+
+def audit_summary(attempts: Sequence[dict[str, Any]]) -> str:
+    committed = sum(attempt["status"] == "committed" for attempt in attempts)
+    saved = sum(tokens_saved(attempt) or 0 for attempt in attempts)
+    failed = len(attempts) - committed
+    return (
+        f"{plural(len(attempts), 'attempt')}: {committed} committed, {failed} failed; "
+        f"{plural(saved, 'token')} saved."
+    )
+
+
+def hermes_report_table(reports: Sequence[Any], *, dry_run: bool) -> Table:
+    """One row per imported Hermes session (`SessionReport`s): what was stored or repaired."""
+    title = "Hermes import (dry run: nothing written)" if dry_run else "Hermes import"
+    table = Table(title=title)
+    table.add_column("session", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("messages", justify="right")
+    table.add_column("active", justify="right")
+    table.add_column("compactions")
+    table.add_column("dropped", justify="right")
+    table.add_column("notes", ratio=1)
+    for report in reports:
+        compactions = str(report.compactions_committed)
+        if report.compactions_failed:
+            compactions += f" ({report.compactions_failed} failed)"
+        table.add_row(
+            report.session_id,
+            report.status,
+            str(report.messages),
+            str(report.active),
+            compactions,
+            str(report.duplicates_dropped),
+            "\n".join(report.notes),
+            style="yellow" if report.status == "repaired" else None,
+        )
+    return table
+
+
+def hermes_summary(reports: Sequence[Any], *, dry_run: bool) -> str:
+    counts = {
+        status: sum(report.status == status for report in reports)
+        for status in ("imported", "repaired", "unchanged")
+    }
+    text = f"{plural(len(reports), 'session')}: " + ", ".join(
+        f"{count} {status}" for status, count in counts.items()
+    )
+    return text + (" (dry run: nothing was written)." if dry_run else ".")
+
+
+def events_table(events: Sequence[dict[str, Any]], title: str) -> Table:
+    table = make_table(title, "v", "at (UTC)", "type", "data")
+    for event in events:
+        table.add_row(str(event["version"]), when(event["at"]), event["type"], event_text(event))
+    return table
+
+
+def event_text(event: dict[str, Any]) -> str:
+    """A one-line summary of an event's data."""
+    data = event["data"]
+    kind = event["type"]
+    if kind == "Started":
+        parts = [f"source={data['source']}", f"model={data['model']}"]
+        if data["parent_id"]:
+            parts.append(f"parent={data['parent_id']}")
+        if data["metadata"]:
+            parts.append(f"metadata keys: {', '.join(sorted(data['metadata']))}")
+        return ", ".join(parts)
+    if kind == "MessageAppended":
+        message = data["message"]
+        return f"{data['message_id']} {message['role']}: {snippet(message)}"
+    if kind == "CompactionCommitted":
+        return (
+            f"{short_id(data['compaction_id'])} superseded {len(data['superseded'])}, "
+            f"kept {len(data['kept'])}, added {len(data['added'])}"
+            + (f" ({data['reason']})" if data["reason"] else "")
+        )
+    if kind == "CompactionFailed":
+        return f"{short_id(data['compaction_id'])} {data['failure']}: {data['error']}"
+    return ", ".join(sorted(data))
+
+
+def explanation_lines(explained: dict[str, Any]) -> list[str]:
+    """`store.explain()` in words."""
+    added = explained["added"]
+    if added["compaction_id"]:
+        how = f"as a summary by compaction {added['compaction_id']}"
+        if added["reason"]:
+            how += f" ({added['reason']})"
+    else:
+        how = "by MessageAppended"
+    superseded = explained["superseded"]
+    if explained["active"]:
+        state = f"yes, at position {explained['position']}"
+    elif superseded is not None:
+        state = (
+            f"no: superseded by compaction {superseded['compaction_id']} "
+            f"at version {superseded['version']}, {when(superseded['at'])} UTC"
+        )
+        if superseded["reason"]:
+            state += f" ({superseded['reason']})"
+    else:
+        state = "no"
+    return [
+        f"Message {explained['message_id']} of session {explained['session_id']}",
+        f"  role:        {explained['role']}",
+        f"  added:       {how}, at version {added['version']}, {when(added['at'])} UTC",
+        f"  in context:  {state}",
+        f"  content:     {snippet(explained['message'])}",
+    ]

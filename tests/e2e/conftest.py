@@ -1,0 +1,124 @@
+"""Fixtures for the command line tests: a store file with known content, and a runner.
+
+Ids the store makes up (compaction ids, summary message ids) and times are volatile:
+`normalise` replaces them with placeholders of the same length, so table layouts compare
+exactly.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from transcripts import TranscriptStore
+from transcripts.adapters.cli import cli
+
+WIDTH = "120"
+TRIP = [
+    {"id": "m1", "role": "system", "content": "You plan trips."},
+    {"id": "m2", "role": "user", "content": "Three days in Lisbon?"},
+    {"id": "m3", "role": "assistant", "content": "Alfama, Belém, Sintra."},
+    {
+        "id": "m4",
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "forecast", "arguments": '{"city": "Lisbon"}'},
+            }
+        ],
+    },
+    {"id": "m5", "role": "tool", "tool_call_id": "call_1", "content": "17°C, showers."},
+    {"id": "m6", "role": "user", "content": "Where to eat?"},
+]
+SUMMARY = {"role": "assistant", "content": "Summary: Lisbon plan; mild and showery."}
+
+Run = Callable[..., Result]
+
+_VOLATILE = [
+    (re.compile(r"\b(cmp|msg)_[0-9a-f]{32}\b"), lambda m: f"{m[1]}_" + "x" * 32),
+    (re.compile(r"\b(cmp|msg)_[0-9a-f]{8}…"), lambda m: f"{m[1]}_" + "x" * 8 + "…"),
+    (re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?(\+00:00|Z)?"), None),
+    (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d"), lambda m: "YYYY-MM-DD hh:mm"),
+]
+
+
+def normalise(text: str) -> str:
+    """Replace made-up ids and times with placeholders of the same length."""
+    for pattern, replacement in _VOLATILE:
+        if replacement is None:
+            text = pattern.sub(lambda m: _time_placeholder(m[0]), text)
+        else:
+            text = pattern.sub(replacement, text)
+    return text
+
+
+def _time_placeholder(time: str) -> str:
+    placeholder = "YYYY-MM-DD hh:mm:ss"
+    return placeholder + "." * (len(time) - len(placeholder))
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    """The URL of an empty store file."""
+    return f"sqlite:///{tmp_path / 'store.db'}"
+
+
+@pytest.fixture
+def run(db: str) -> Run:
+    """Run the command line on the `db` store: run("show", "trip"). Tables are 120 wide."""
+
+    def invoke(*args: str, url: str | None = None, input: str | None = None) -> Result:
+        runner = CliRunner(
+            env={"COLUMNS": WIDTH, "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1"}
+        )
+        return runner.invoke(
+            cli,
+            ["--db", url or db, *args],
+            input=input,
+            catch_exceptions=False,
+            prog_name="transcripts",
+        )
+
+    return invoke
+
+
+@pytest.fixture
+def populated(db: str) -> str:
+    """Session `trip` (6 messages, a failed and a committed compaction) and session `chat`
+    (a child of trip, 2 messages); returns the store URL."""
+    with TranscriptStore.open(db) as store:
+        store.start("trip", source="test", model="model-a")
+        store.append("trip", TRIP)
+        attempt = store.begin_compaction("trip")
+        store.fail_compaction(attempt, "summarizer timed out", reason="over budget")
+        attempt = store.begin_compaction("trip")
+        system, *_, last = attempt.messages
+        result = store.commit_compaction(
+            attempt,
+            [system, SUMMARY, last],
+            reason="over budget",
+            tokens_before=400,
+            tokens_after=100,
+        )
+        assert result.committed
+        store.start("chat", source="other", model="model-b", parent_id="trip")
+        store.append(
+            "chat",
+            [
+                {"id": "c1", "role": "user", "content": "Hello"},
+                {"id": "c2", "role": "assistant", "content": "Hi! How can I help?"},
+            ],
+        )
+    return db
+
+
+@pytest.fixture(name="normalise")
+def normalise_fixture() -> Callable[[str], str]:
+    return normalise
