@@ -1,0 +1,197 @@
+"""verify_projections diffs the stored views against an independent fold of the log: rows
+changed by hand (deleted, edited, added, reordered) are reported by session, view, kind and
+row, and a rebuild repairs them."""
+
+from __future__ import annotations
+
+import pytest
+from transcripts import TranscriptStore
+
+from .support import connect, raw_rows
+
+# What is done to the views of the `fill` store by hand, and the problem verify must report
+# for it: (session, view, kind, key).
+TAMPERING = {
+    "an active message deleted": (
+        ["DELETE FROM active_messages WHERE message_id = 'a4'"],
+        ("alpha", "active_messages", "missing", "a4"),
+    ),
+    "an active message edited": (
+        [
+            """UPDATE active_messages
+            SET message = '{"id":"a4","role":"assistant","content":"forged"}'
+            WHERE message_id = 'a4'"""
+        ],
+        ("alpha", "active_messages", "changed", "a4"),
+    ),
+    "a history message edited": (
+        [
+            """UPDATE message_history SET message = '{"id":"b1","role":"user","content":"forged"}'
+            WHERE message_id = 'b1'"""
+        ],
+        ("beta", "message_history", "changed", "b1"),
+    ),
+    "a history message deleted": (
+        ["DELETE FROM message_history WHERE message_id = 'a1'"],
+        ("alpha", "message_history", "missing", "a1"),
+    ),
+    "a superseded message marked active": (
+        ["UPDATE message_history SET active = 1, superseded_by = NULL WHERE message_id = 'a2'"],
+        ("alpha", "message_history", "changed", "a2"),
+    ),
+    "a history message added": (
+        [
+            """INSERT INTO message_history SELECT session_id, 99, 'forged', role, message, active,
+            superseded_by, added_by, appended_at, appended_version
+            FROM message_history WHERE message_id = 'b1'"""
+        ],
+        ("beta", "message_history", "extra", "forged"),
+    ),
+    "a compaction attempt added": (
+        [
+            """INSERT INTO compaction_attempts SELECT 'cmp_forged', session_id, 99, status, reason,
+            failure, error, based_on_version, superseded_count, added_count, superseded_ids,
+            added_ids, tokens_before, tokens_after, at
+            FROM compaction_attempts WHERE status = 'failed'"""
+        ],
+        ("alpha", "compaction_attempts", "extra", "cmp_forged"),
+    ),
+    "a compaction attempt deleted": (
+        ["DELETE FROM compaction_attempts WHERE status = 'failed'"],
+        ("alpha", "compaction_attempts", "missing", "{failed}"),
+    ),
+    "a compaction's status edited": (
+        ["UPDATE compaction_attempts SET status = 'failed' WHERE status = 'committed'"],
+        ("alpha", "compaction_attempts", "changed", "{committed}"),
+    ),
+    "two active positions swapped": (
+        [
+            "UPDATE active_messages SET position = -1 WHERE session_id = 'beta' AND position = 1",
+            "UPDATE active_messages SET position = 1 WHERE session_id = 'beta' AND position = 2",
+            "UPDATE active_messages SET position = 2 WHERE session_id = 'beta' AND position = -1",
+        ],
+        ("beta", "active_messages", "misordered", "rows"),
+    ),
+    "two history seqs swapped": (
+        [
+            "UPDATE message_history SET seq = -1 WHERE session_id = 'alpha' AND seq = 1",
+            "UPDATE message_history SET seq = 1 WHERE session_id = 'alpha' AND seq = 2",
+            "UPDATE message_history SET seq = 2 WHERE session_id = 'alpha' AND seq = -1",
+        ],
+        ("alpha", "message_history", "misordered", "rows"),
+    ),
+    "an active position with a gap": (
+        ["UPDATE active_messages SET position = 7 WHERE session_id = 'beta' AND position = 2"],
+        ("beta", "active_messages", "misordered", "positions"),
+    ),
+    "a session row deleted": (
+        ["DELETE FROM sessions WHERE session_id = 'beta'"],
+        ("beta", "sessions", "missing", "beta"),
+    ),
+    "a session's counts edited": (
+        [
+            "UPDATE sessions SET message_count = 40, compactions_failed = 0 "
+            "WHERE session_id = 'alpha'"
+        ],
+        ("alpha", "sessions", "changed", "alpha"),
+    ),
+    "rows of a session the log does not have": (
+        [
+            """INSERT INTO active_messages SELECT 'ghost', position, message_id, role, message
+            FROM active_messages WHERE session_id = 'beta'"""
+        ],
+        ("ghost", "active_messages", "extra", "ghost"),
+    ),
+    # Public columns users filter on with plain SQL, or that explain() returns.
+    "an active message's role column edited": (
+        ["UPDATE active_messages SET role = 'system' WHERE message_id = 'a4'"],
+        ("alpha", "active_messages", "changed", "a4"),
+    ),
+    "a history message's role column edited": (
+        ["UPDATE message_history SET role = 'system' WHERE message_id = 'b2'"],
+        ("beta", "message_history", "changed", "b2"),
+    ),
+    "a history message's appended_version edited": (
+        ["UPDATE message_history SET appended_version = 42 WHERE message_id = 'b2'"],
+        ("beta", "message_history", "changed", "b2"),
+    ),
+    "a compaction's superseded_count edited": (
+        ["UPDATE compaction_attempts SET superseded_count = 0 WHERE status = 'committed'"],
+        ("alpha", "compaction_attempts", "changed", "{committed}"),
+    ),
+}
+
+
+def compaction_ids(store: TranscriptStore) -> dict[str, str]:
+    return {"{" + entry["status"] + "}": entry["id"] for entry in store.compactions("alpha")}
+
+
+@pytest.mark.parametrize("statements, problem", TAMPERING.values(), ids=TAMPERING.keys())
+def test_a_view_row_changed_by_hand_is_reported_by_verify_and_repaired_by_a_rebuild(
+    sqlite_url: str, fill, statements: list[str], problem: tuple[str, str, str, str]
+) -> None:
+    with TranscriptStore.open(sqlite_url) as store:
+        fill(store)
+        assert store.verify_projections().ok
+        right = raw_rows(sqlite_url)
+        session_id, view, kind, key = problem
+        key = compaction_ids(store).get(key, key)
+        with connect(sqlite_url) as db:
+            for statement in statements:
+                db.execute(statement)
+        assert raw_rows(sqlite_url) != right
+
+        report = store.verify_projections()
+        assert not report.ok
+        found = [(p.session_id, p.view, p.kind, p.key) for p in report.problems]
+        assert (session_id, view, kind, key) in found, found
+        assert {p.view for p in report.problems} == {view}  # nothing else is blamed
+
+        store.rebuild_projections()
+        assert store.verify_projections().ok
+        assert raw_rows(sqlite_url) == right
+
+
+def test_verify_finds_nothing_wrong_with_views_projected_from_the_log(
+    store: TranscriptStore, fill
+) -> None:
+    fill(store)
+    report = store.verify_projections()
+    assert report.ok
+    assert report.problems == []
+    assert report.sessions == 2
+
+
+def test_verify_of_an_empty_store_is_ok(store: TranscriptStore) -> None:
+    report = store.verify_projections()
+    assert report.ok and report.sessions == 0
+
+
+def test_verify_catches_the_views_up_before_comparing(sqlite_url: str, fill) -> None:
+    with TranscriptStore.open(sqlite_url) as store:
+        fill(store)
+        store.append("beta", [{"id": "b3", "role": "user", "content": "not read yet"}])
+        assert store.verify_projections().ok
+
+
+def test_problems_read_as_sentences_naming_session_view_kind_and_row(sqlite_url: str, fill) -> None:
+    with TranscriptStore.open(sqlite_url) as store:
+        fill(store)
+        with connect(sqlite_url) as db:
+            db.execute("DELETE FROM active_messages WHERE message_id = 'b2'")
+        texts = [str(problem) for problem in store.verify_projections().problems]
+    assert "session 'beta': active_messages: missing b2" in texts
+
+
+def test_queries_read_the_views_so_a_row_deleted_by_hand_is_gone_until_a_rebuild(
+    sqlite_url: str, fill
+) -> None:
+    with TranscriptStore.open(sqlite_url) as store:
+        fill(store)
+        active = store.active("beta")
+        with connect(sqlite_url) as db:
+            db.execute("DELETE FROM active_messages WHERE message_id = 'b2'")
+        assert store.active("beta") == active[:1]
+        assert store.active_at("beta", 3) == active  # time travel folds the log itself
+        store.rebuild_projections()
+        assert store.active("beta") == active
