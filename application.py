@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import asdict
 from typing import Any, TypeVar
 from uuid import UUID, uuid4
 
@@ -322,6 +323,27 @@ class TranscriptStore:
             },
             "message": row.message,
         }
+
+    def search(
+        self,
+        query: str,
+        *,
+        session_id: str | None = None,
+        role: str | None = None,
+        active_only: bool = False,
+        limit: int = 20,
+    ) -> list[dict[str, Any]]:
+        """Messages ever stored (superseded ones too) matching a full-text query, best first.
+
+        The query is SQLite FTS5 syntax: words, "phrases", prefix*, AND / OR / NOT, NEAR.
+        Each hit: session_id, message_id, role, active, snippet (matches in «guillemets»), rank.
+        """
+        if not isinstance(limit, int) or limit < 1:
+            raise TranscriptError(f"a search limit is a positive integer: {limit!r}")
+        hits = self._views.search(
+            query, session_id=session_id, role=role, active_only=active_only, limit=limit
+        )
+        return [asdict(hit) for hit in hits]
 
     # -- projections -----------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from eventsourcing.persistence import PersistenceError
 from ..application import TranscriptStore
 from ..config import default_path
 from ..domain.errors import TranscriptError
-from . import cli_follow, cli_io, cli_migrate, cli_read
+from . import cli_follow, cli_io, cli_migrate, cli_read, cli_search
 from .cli_projections import projections
 from .cli_support import CONTEXT_SETTINGS, StoreOpener, console, with_store
 from .demo import run_demo
@@ -94,14 +94,7 @@ for command in [*cli_read.COMMANDS, *cli_io.COMMANDS, projections]:
     cli.add_command(command)
 projections.add_command(cli_follow.follow)  # `projections follow`
 cli.add_command(cli_migrate.migrate_command)  # `migrate --from URL --to URL`
-
-# -- a command others are building ------------------------------------------------------------
-# `search QUERY [--session S] [--role R] [--active-only] [--json]`: full-text search over
-#   every message ever stored, superseded ones included (SQLite FTS5, adapters/sqlite_search.py,
-#   being added to the library as a TranscriptStore query). Put the command in
-#   adapters/cli_search.py, register it here, and add its row to the README's command table
-#   (tests/e2e/test_cli_help.py checks both). An invalid query raises a TranscriptError
-#   subclass, which TranscriptsGroup already turns into one line on stderr.
+cli.add_command(cli_search.search)
 
 
 def main() -> None:

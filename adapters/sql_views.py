@@ -28,6 +28,7 @@ from uuid import UUID
 import orjson
 from eventsourcing.persistence import Mapper, PersistenceError, StoredEvent, Tracking
 
+from ..domain.errors import TranscriptError
 from ..domain.messages import Message
 from ..projections.projector import LogEntry, Projector, ViewState
 from ..projections.rows import (
@@ -39,7 +40,7 @@ from ..projections.rows import (
     SessionRow,
     ViewChanges,
 )
-from ..projections.views import Progress, SessionRows, TranscriptViews, ViewStatus
+from ..projections.views import Progress, SearchHit, SessionRows, TranscriptViews, ViewStatus
 
 TRACKING_NAME = "transcripts"
 REBUILD_TRACKING_NAME = "transcripts~rebuild"
@@ -195,6 +196,31 @@ class SQLTranscriptViews(TranscriptViews):
         c.execute(f"DROP TABLE {live}")
         c.execute(f"ALTER TABLE {rebuilt} RENAME TO {live}")
 
+    def _derived_statements(self, tables: Tables) -> list[str]:
+        """What a dialect derives from a set of view tables (e.g. a search index)."""
+        return []
+
+    def _derived_tables(self, tables: Tables) -> list[str]:
+        """The tables `_derived_statements` creates, swapped in with the views on a rebuild."""
+        return []
+
+    def _before_swap(self, c: Cursor) -> None:
+        """Make the rebuilt tables ready to take the live tables' names."""
+
+    def _after_swap(self, c: Cursor) -> None:
+        """Finish what the swapped-in tables need under their live names."""
+
+    def search(
+        self,
+        query: str,
+        *,
+        session_id: str | None = None,
+        role: str | None = None,
+        active_only: bool = False,
+        limit: int = 20,
+    ) -> list[SearchHit]:
+        raise TranscriptError("full-text search is available on SQLite stores only, for now")
+
     @staticmethod
     @abstractmethod
     def _load_json(value: Any) -> Any: ...
@@ -276,7 +302,11 @@ class SQLTranscriptViews(TranscriptViews):
     # -- schema ----------------------------------------------------------------------------
 
     def view_create_statements(self) -> list[str]:
-        return [*self.COLUMNS.create_statements(LIVE), self.COLUMNS.versions_statement()]
+        return [
+            *self.COLUMNS.create_statements(LIVE),
+            *self._derived_statements(LIVE),
+            self.COLUMNS.versions_statement(),
+        ]
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -444,7 +474,12 @@ class SQLTranscriptViews(TranscriptViews):
         with self._writing() as c:
             for table in NEXT.names():
                 c.execute(f"DROP TABLE IF EXISTS {table}")
-            for statement in self.COLUMNS.create_statements(NEXT):
+            for table in self._derived_tables(NEXT):
+                c.execute(f"DROP TABLE IF EXISTS {table}")
+            for statement in [
+                *self.COLUMNS.create_statements(NEXT),
+                *self._derived_statements(NEXT),
+            ]:
                 c.execute(statement)
             c.execute(
                 f"DELETE FROM {self.tracking_table} WHERE application_name = ?",
@@ -468,8 +503,12 @@ class SQLTranscriptViews(TranscriptViews):
             done += count
         position = self._position(c, REBUILD_TRACKING_NAME)
         user_indexes = self._user_indexes(c, LIVE.names())  # made again on the new tables
-        for live, rebuilt in zip(LIVE.names(), NEXT.names(), strict=True):
+        self._before_swap(c)
+        live_tables = [*LIVE.names(), *self._derived_tables(LIVE)]
+        rebuilt_tables = [*NEXT.names(), *self._derived_tables(NEXT)]
+        for live, rebuilt in zip(live_tables, rebuilt_tables, strict=True):
             self._swap_table(c, live, rebuilt)
+        self._after_swap(c)
         for statement in user_indexes:
             c.execute(statement)
         c.execute(

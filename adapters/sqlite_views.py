@@ -5,7 +5,7 @@ transactions and catalog. A view transaction takes the file's write lock first
 (`BEGIN IMMEDIATE`) and commits at `synchronous=NORMAL`: the views are derived data, and a
 power cut can only roll back their tail together with its tracked position, which the next
 catch-up projects again. The log position is the events table's `rowid`. SQLite cannot
-notify: `follow` polls.
+notify: `follow` polls. Full-text search is an FTS5 index of `message_history`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from eventsourcing.persistence import IntegrityError, Mapper, OperationalError
 from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore, SQLiteTrackingRecorder
 
 from ..projections.projector import Projector
-from .sql_views import ColumnTypes, SQLTranscriptViews
+from ..projections.views import SearchHit
+from . import sqlite_search as search
+from .sql_views import LIVE, NEXT, ColumnTypes, SQLTranscriptViews, Tables
 
 SQLITE_COLUMNS = ColumnTypes(
     text="TEXT",
@@ -94,6 +96,37 @@ class SQLiteTranscriptViews(SQLTranscriptViews, SQLiteTrackingRecorder):
                     cursor.execute("PRAGMA synchronous = FULL")
             except sqlite3.OperationalError as error:
                 raise OperationalError(error) from error
+
+    def _derived_statements(self, tables: Tables) -> list[str]:
+        return [
+            *search.index_statements(tables.message_history),
+            *search.trigger_statements(tables.message_history),
+        ]
+
+    def _derived_tables(self, tables: Tables) -> list[str]:
+        return [search.search_table(tables.message_history)]
+
+    def _before_swap(self, c: SQLiteCursor) -> None:
+        for statement in search.drop_trigger_statements(NEXT.message_history):
+            c.execute(statement)
+
+    def _after_swap(self, c: SQLiteCursor) -> None:
+        for statement in search.trigger_statements(LIVE.message_history):
+            c.execute(statement)
+
+    def search(
+        self,
+        query: str,
+        *,
+        session_id: str | None = None,
+        role: str | None = None,
+        active_only: bool = False,
+        limit: int = 20,
+    ) -> list[SearchHit]:
+        with self._current() as c:
+            return search.search(
+                c, query, session_id=session_id, role=role, active_only=active_only, limit=limit
+            )
 
     def _table_exists(self, c: SQLiteCursor, name: str) -> bool:
         c.execute("SELECT 1 AS found FROM sqlite_master WHERE name = ?", (name,))

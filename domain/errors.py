@@ -42,3 +42,7 @@ class MessageNotFoundError(TranscriptError, LookupError):
         super().__init__(f"session {session_id!r} has no message {message_id!r}")
         self.session_id = session_id
         self.message_id = message_id
+
+
+class InvalidSearchError(TranscriptError, ValueError):
+    """A search query is empty or not valid full-text query syntax."""

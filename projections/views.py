@@ -30,6 +30,18 @@ class ViewStatus:
 
 
 @dataclass(frozen=True)
+class SearchHit:
+    """A message matching a full-text search, with a snippet around the match."""
+
+    session_id: str
+    message_id: str
+    role: str
+    active: bool
+    snippet: str
+    rank: float  # lower is better
+
+
+@dataclass(frozen=True)
 class SessionRows:
     """Every view row of one session, for verification."""
 
@@ -92,6 +104,18 @@ class TranscriptViews(ABC):
     @abstractmethod
     def quarantined(self) -> list[QuarantineRow]:
         """Log entries the views could not take."""
+
+    @abstractmethod
+    def search(
+        self,
+        query: str,
+        *,
+        session_id: str | None = None,
+        role: str | None = None,
+        active_only: bool = False,
+        limit: int = 20,
+    ) -> list[SearchHit]:
+        """Messages ever stored matching a full-text query, best first."""
 
     @abstractmethod
     def catch_up(self, progress: Progress | None = None) -> int:
