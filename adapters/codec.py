@@ -52,6 +52,8 @@ class OrjsonTranscoder(Transcoder):
 
     def decode(self, data: bytes) -> Any:
         obj = orjson.loads(data)
-        if isinstance(obj, dict):
-            return {key: _untag(value) for key, value in obj.items()}
+        if type(obj) is dict:
+            for key, value in obj.items():
+                if type(value) is dict and "_type_" in value:
+                    obj[key] = _untag(value)
         return obj

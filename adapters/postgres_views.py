@@ -157,7 +157,7 @@ class PostgresTranscriptViews(SQLTranscriptViews, PostgresTrackingRecorder):
             yield QmarkCursor(cursor)
 
     @contextmanager
-    def _writing(self) -> Iterator[QmarkCursor]:
+    def _writing(self, *, rebuilding: bool = False) -> Iterator[QmarkCursor]:
         with self.datastore.transaction(commit=True) as cursor:
             cursor.execute(self._write_lock)
             cursor.adapters.register_loader("json", _OrjsonLoader)
@@ -202,9 +202,11 @@ class PostgresTranscriptViews(SQLTranscriptViews, PostgresTrackingRecorder):
         (LISTEN/NOTIFY): each batch projects what has arrived, up to 1,000 events, in one
         transaction with its tracked position. Events another process projected first are
         skipped, so every event is projected exactly once whoever projects it."""
-        done = self.catch_up()
-        if done and on_batch is not None:
-            on_batch(done)
+        done = 0
+        while not stop.is_set() and (count := self._project_next_batch()):  # the backlog
+            done += count
+            if on_batch is not None:
+                on_batch(count)
         with self._reading() as c:
             start = self._position(c, TRACKING_NAME)
         arrivals: queue.Queue[Notification | BaseException | None] = queue.Queue(

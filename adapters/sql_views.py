@@ -20,8 +20,9 @@ import threading
 from abc import abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, ClassVar
 from uuid import UUID
 
@@ -132,6 +133,11 @@ class ColumnTypes:
         )
 
 
+@lru_cache(maxsize=4096)
+def _uuid(text: str) -> UUID:
+    return UUID(text)
+
+
 def _json(value: object) -> str:
     return orjson.dumps(value).decode()
 
@@ -181,9 +187,10 @@ class SQLTranscriptViews(TranscriptViews):
         """A read-only transaction that sees one consistent state of the database."""
 
     @abstractmethod
-    def _writing(self) -> AbstractContextManager[Cursor]:
+    def _writing(self, *, rebuilding: bool = False) -> AbstractContextManager[Cursor]:
         """A view transaction, holding the views' write lock from its start, committed at
-        the end: two of them never project at once."""
+        the end: two of them never project at once. `rebuilding`: one of a rebuild's bulk
+        transactions (a dialect may tune them)."""
 
     @abstractmethod
     def _table_exists(self, c: Cursor, name: str) -> bool: ...
@@ -437,18 +444,26 @@ class SQLTranscriptViews(TranscriptViews):
     def follow(self, stop: threading.Event, on_batch: Followed | None = None) -> int:
         """Keep the views up to date until `stop` is set; return how many events were projected.
 
-        This dialect cannot be notified of new events: it catches up, then polls.
+        This dialect cannot be notified of new events: it polls the log head (a read), and
+        projects what is new a batch per transaction.
         """
         done = 0
         while not stop.is_set():
-            count = self.catch_up()
-            if count:
-                done += count
-                if on_batch is not None:
-                    on_batch(count)
-            else:
+            with self._reading() as c:
+                behind = self._position(c, TRACKING_NAME) < self._head(c)
+            if not behind:
                 stop.wait(FOLLOW_POLL_INTERVAL)
+                continue
+            count = self._project_next_batch()
+            done += count
+            if count and on_batch is not None:
+                on_batch(count)
         return done
+
+    def _project_next_batch(self) -> int:
+        """Project the next batch of the log into the live views, in one transaction."""
+        with self._writing() as c:
+            return self._project_batch(c, LIVE, TRACKING_NAME, self._position(c, TRACKING_NAME))
 
     @contextmanager
     def _current(self) -> Iterator[Cursor]:
@@ -471,7 +486,7 @@ class SQLTranscriptViews(TranscriptViews):
         self._insert_tracking(c, Tracking(tracking_name, position))  # type: ignore[attr-defined]
 
     def rebuild(self, progress: Progress | None = None) -> int:
-        with self._writing() as c:
+        with self._writing(rebuilding=True) as c:
             for table in NEXT.names():
                 c.execute(f"DROP TABLE IF EXISTS {table}")
             for table in self._derived_tables(NEXT):
@@ -487,7 +502,7 @@ class SQLTranscriptViews(TranscriptViews):
             )
         try:
             done = self._catch_up(NEXT, REBUILD_TRACKING_NAME, progress)
-            with self._writing() as c:  # writers wait while the last entries go in and swap
+            with self._writing(rebuilding=True) as c:  # writers wait: last entries, then swap
                 done += self._swap_in_rebuilt(c)
         except PersistenceError:
             if self._rebuilt_by_another():
@@ -565,7 +580,7 @@ class SQLTranscriptViews(TranscriptViews):
         with self._reading() as c:
             total = self._head(c) - self._position(c, tracking_name)
         while True:
-            with self._writing() as c:
+            with self._writing(rebuilding=tables is NEXT) as c:
                 count = self._project_batch(
                     c, tables, tracking_name, self._position(c, tracking_name)
                 )
@@ -652,15 +667,18 @@ class SQLTranscriptViews(TranscriptViews):
     ) -> LogEntry:
         # The transcript id as SQLite stores it (hex); PostgreSQL gives a UUID.
         name = originator_id.hex if isinstance(originator_id, UUID) else str(originator_id)
-        entry = LogEntry(position, name, version, topic)
         try:
-            stored = StoredEvent(UUID(entry.transcript_id), version, topic, bytes(state))
+            stored = StoredEvent(_uuid(name), version, topic, bytes(state))
         except (TypeError, ValueError) as fault:
-            return replace(entry, undecodable=f"bad originator id: {fault}")
+            return LogEntry(
+                position, name, version, topic, undecodable=f"bad originator id: {fault}"
+            )
         try:
-            return replace(entry, event=self.mapper.to_domain_event(stored))
+            event = self.mapper.to_domain_event(stored)
         except Exception as fault:
-            return replace(entry, undecodable=f"{type(fault).__name__}: {fault}")
+            reason = f"{type(fault).__name__}: {fault}"
+            return LogEntry(position, name, version, topic, undecodable=reason)
+        return LogEntry(position, name, version, topic, event)
 
     def _write(self, c: Cursor, tables: Tables, changes: ViewChanges) -> None:
         time, flag = self._time_param, self._bool_param
