@@ -66,8 +66,9 @@ class PostgresServer:
             connection.execute(statement)  # type: ignore[arg-type]
 
     def database(self) -> str:
-        """The URL of a new, empty database."""
-        name = f"transcripts_test_{os.getpid()}_{uuid.uuid4().hex[:12]}"
+        """The URL of a new, empty database, named after the server URL's database (CI drops
+        every database whose name starts with its run's database name)."""
+        name = f"{self.location.dbname[:40]}__{uuid.uuid4().hex[:16]}"
         self._admin(f'CREATE DATABASE "{name}"')
         self.created.append(name)
         location = self.location

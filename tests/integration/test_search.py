@@ -22,6 +22,12 @@ CONVERSATION = [
 ]
 
 
+@pytest.fixture(params=["memory", "sqlite"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """Full-text search is SQLite FTS5: these tests run on the SQLite backends only."""
+    return request.param
+
+
 @pytest.fixture
 def searchable(store: TranscriptStore) -> TranscriptStore:
     store.start("trip")

@@ -1,0 +1,130 @@
+"""The views on PostgreSQL: the same public schema as on SQLite, plain SQL, rebuild, quarantine."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+from transcripts import TranscriptStore
+
+from .support import EVENTS_TABLE, head, row_counts, sql, tracked
+
+PUBLIC_TABLES = (
+    "active_messages",
+    "message_history",
+    "compaction_attempts",
+    "sessions",
+    "quarantined_events",
+    "view_versions",
+)
+
+
+def write_some(store: TranscriptStore) -> None:
+    store.start("s1", source="cli", model="m")
+    store.start("s2")
+    store.append("s1", [{"id": f"a{i}", "role": "user", "content": f"hi {i}"} for i in range(4)])
+    store.append("s2", [{"id": "b1", "role": "user", "content": [{"type": "text", "text": "x"}]}])
+    store.compact("s1", lambda messages: [{"role": "system", "content": "summary"}, messages[-1]])
+
+
+def test_the_view_tables_have_the_same_names_and_columns_in_the_same_order_as_on_sqlite(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    TranscriptStore.open(postgres_url).close()
+    sqlite_file = tmp_path / "store.db"
+    TranscriptStore.open(f"sqlite:///{sqlite_file}").close()
+    with closing(sqlite3.connect(sqlite_file)) as db:
+        on_sqlite = {
+            table: [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+            for table in PUBLIC_TABLES
+        }
+    on_postgres = {
+        table: [
+            name
+            for (name,) in sql(
+                postgres_url,
+                "SELECT column_name FROM information_schema.columns "
+                "WHERE table_schema = 'public' AND table_name = %s ORDER BY ordinal_position",
+                (table,),
+            )
+        ]
+        for table in PUBLIC_TABLES
+    }
+    assert on_postgres == on_sqlite
+    assert all(on_postgres.values())
+
+
+def test_users_can_query_the_views_with_plain_sql_and_json_operators(postgres_url: str) -> None:
+    with TranscriptStore.open(postgres_url) as store:
+        write_some(store)
+    rows = sql(
+        postgres_url,
+        "SELECT role, message->>'content' FROM active_messages "
+        "WHERE session_id = 's1' ORDER BY position",
+    )
+    assert rows == [("system", "summary"), ("user", "hi 3")]
+    [(active, superseded_by)] = sql(
+        postgres_url,
+        "SELECT active, superseded_by IS NOT NULL FROM message_history "
+        "WHERE session_id = 's1' AND message_id = 'a0'",
+    )
+    assert (active, superseded_by) == (False, True)
+    [(started_at_is_a_time,)] = sql(
+        postgres_url,
+        "SELECT pg_typeof(started_at)::text = 'timestamp with time zone' FROM sessions LIMIT 1",
+    )
+    assert started_at_is_a_time
+
+
+def test_a_rebuild_keeps_the_rows_the_constraint_names_and_the_indexes_users_made(
+    postgres_url: str,
+) -> None:
+    with TranscriptStore.open(postgres_url) as store:
+        write_some(store)
+        sql(postgres_url, "CREATE INDEX by_role ON message_history (role)")
+        indexes_before = sql(
+            postgres_url, "SELECT indexname FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1"
+        )
+        rows_before = sql(postgres_url, "SELECT * FROM message_history ORDER BY session_id, seq")
+        assert store.rebuild_projections() == head(postgres_url)
+        assert store.rebuild_projections() == head(postgres_url)  # twice: no name drifts
+        assert (
+            sql(postgres_url, "SELECT * FROM message_history ORDER BY session_id, seq")
+            == rows_before
+        )
+        indexes = sql(
+            postgres_url, "SELECT indexname FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1"
+        )
+        assert indexes == indexes_before
+        assert ("by_role",) in indexes
+        assert tracked(postgres_url) == head(postgres_url)
+        assert store.verify_projections().ok
+
+
+def test_a_corrupted_stored_event_is_quarantined_and_the_other_sessions_are_projected(
+    postgres_url: str,
+) -> None:
+    with TranscriptStore.open(postgres_url) as store:
+        store.start("good")
+        store.start("bad")
+        store.append("bad", [{"id": "x", "role": "user", "content": "x"}])
+        [(position,)] = sql(
+            postgres_url,
+            f"SELECT MAX(notification_id) FROM {EVENTS_TABLE}",
+        )
+        sql(
+            postgres_url,
+            f"UPDATE {EVENTS_TABLE} SET state = 'not json'::bytea WHERE notification_id = %s",
+            (position,),
+        )
+        store.append("good", [{"id": "g", "role": "user", "content": "fine"}])
+        assert store.rebuild_projections() == head(postgres_url)
+        assert [m["id"] for m in store.active("good")] == ["g"]
+        assert store.active("bad") == []
+        [quarantined] = sql(postgres_url, "SELECT position, session_id FROM quarantined_events")
+        assert quarantined == (position, "bad")
+        report = store.verify_projections()
+        assert [problem.kind for problem in report.problems] == ["quarantined"]
+        assert {s["id"]: s["quarantined"] for s in store.sessions()} == {"good": 0, "bad": 1}
+    assert row_counts(postgres_url)["message_history"] == 1
