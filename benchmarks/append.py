@@ -47,13 +47,20 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
 import orjson
-
+from measure import (
+    filesystem_of,
+    make_message,
+    micros,
+    package_version,
+    quartiles,
+    round_ratios,
+    timed,
+)
 from transcripts import TranscriptStore
 
 TARGET_VS_SQLITE = 1.5
@@ -69,13 +76,6 @@ NOISY_IQR = 0.25  # an interquartile range of the per-round ratios wider than th
 # -- the variants ---------------------------------------------------------------------------
 
 
-def make_message(chars: int, number: int) -> dict[str, Any]:
-    """A chat message of about `chars` characters of content, alternating roles."""
-    words = "the quick brown fox jumps over the lazy dog and keeps on running "
-    text = (words * (chars // len(words) + 1))[:chars]
-    return {"role": "user" if number % 2 else "assistant", "content": f"{number}: {text}"}
-
-
 class Baseline:
     """What an application would do by hand: one JSON row per message, one transaction each."""
 
@@ -87,7 +87,10 @@ class Baseline:
             "CREATE TABLE messages (session_id TEXT NOT NULL, seq INTEGER NOT NULL, "
             "body BLOB NOT NULL, PRIMARY KEY (session_id, seq))"
         )
-        rows = (("prefill", n, orjson.dumps({"id": f"msg_{uuid4().hex}", **message})) for n in range(prefill))
+        rows = (
+            ("prefill", n, orjson.dumps({"id": f"msg_{uuid4().hex}", **message}))
+            for n in range(prefill)
+        )
         with self.connection:
             self.connection.execute("BEGIN")
             self.connection.executemany("INSERT INTO messages VALUES (?, ?, ?)", rows)
@@ -130,25 +133,19 @@ def _synchronous_name(level: int) -> str:
 def seed(store: TranscriptStore, session: str, count: int, chars: int, chunk: int = 500) -> None:
     store.start(session, source="benchmark")
     for first in range(0, count, chunk):
-        store.append(session, [make_message(chars, n) for n in range(first, min(count, first + chunk))])
+        store.append(
+            session, [make_message(chars, n) for n in range(first, min(count, first + chunk))]
+        )
 
 
 # -- measuring ------------------------------------------------------------------------------
 
 
-def timed(call: Callable[[], object], times: int) -> list[float]:
-    """Seconds per call, each call timed on its own."""
-    clock = time.perf_counter_ns
-    samples = []
-    for _ in range(times):
-        started = clock()
-        call()
-        samples.append((clock() - started) / 1e9)
-    return samples
-
-
 def run_rounds(
-    variants: dict[str, Callable[[], Callable[[], object]]], rounds: int, batch: int, rng: random.Random
+    variants: dict[str, Callable[[], Callable[[], object]]],
+    rounds: int,
+    batch: int,
+    rng: random.Random,
 ) -> dict[str, list[list[float]]]:
     """Per variant, per round, the seconds of each of `batch` calls.
 
@@ -163,20 +160,6 @@ def run_rounds(
             call = variants[name]()
             samples[name].append(timed(call, batch))
     return samples
-
-
-def round_ratios(samples: dict[str, list[list[float]]], over: str, under: str) -> list[float]:
-    return [
-        statistics.median(a) / statistics.median(b)
-        for a, b in zip(samples[over], samples[under], strict=True)
-    ]
-
-
-def quartiles(values: list[float]) -> tuple[float, float]:
-    if len(values) < 4:
-        return min(values), max(values)
-    q = statistics.quantiles(values, n=4)
-    return q[0], q[2]
 
 
 def spread(values: list[float]) -> float:
@@ -195,7 +178,9 @@ def cold_appends(url: str, session: str, repeats: int, message: dict[str, Any]) 
     return samples
 
 
-def profile(store: TranscriptStore, session: str, message: dict[str, Any], calls: int, top: int) -> None:
+def profile(
+    store: TranscriptStore, session: str, message: dict[str, Any], calls: int, top: int
+) -> None:
     for _ in range(50):
         store.append(session, [message])
     profiler = cProfile.Profile()
@@ -212,46 +197,45 @@ def profile(store: TranscriptStore, session: str, message: dict[str, Any], calls
 # -- reporting ------------------------------------------------------------------------------
 
 
-def filesystem_of(path: Path) -> str:
-    """The filesystem type holding `path` (Linux; best effort)."""
-    try:
-        mounts = Path("/proc/mounts").read_text().splitlines()
-    except OSError:
-        return "unknown"
-    best, kind = "", "unknown"
-    resolved = str(path.resolve())
-    for line in mounts:
-        fields = line.split()
-        if len(fields) >= 3 and (resolved == fields[1] or resolved.startswith(fields[1].rstrip("/") + "/")):
-            if len(fields[1]) >= len(best):
-                best, kind = fields[1], fields[2]
-    return kind
-
-
-def _version(distribution: str) -> str:
-    try:
-        return version(distribution)
-    except PackageNotFoundError:
-        return "?"
-
-
-def micros(seconds: float) -> str:
-    return f"{seconds * 1e6:,.0f}"
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog="Targets: (a) <= 1.5, (b) <= 1.2.")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], epilog="Targets: (a) <= 1.5, (b) <= 1.2."
+    )
     parser.add_argument("--rounds", type=int, default=150, help="interleaved rounds (default 150)")
-    parser.add_argument("--batch", type=int, default=10, help="appends per variant per round (default 10)")
-    parser.add_argument("--history", type=int, default=10_000, help="messages already in the long session (default 10000)")
-    parser.add_argument("--chars", type=int, default=400, help="characters of content per message (default 400)")
-    parser.add_argument("--warmup", type=int, default=100, help="untimed appends per variant first (default 100)")
-    parser.add_argument("--cold", type=int, default=3, help="cold first-append repeats per session, 0 to skip (default 3)")
+    parser.add_argument(
+        "--batch", type=int, default=10, help="appends per variant per round (default 10)"
+    )
+    parser.add_argument(
+        "--history",
+        type=int,
+        default=10_000,
+        help="messages already in the long session (default 10000)",
+    )
+    parser.add_argument(
+        "--chars", type=int, default=400, help="characters of content per message (default 400)"
+    )
+    parser.add_argument(
+        "--warmup", type=int, default=100, help="untimed appends per variant first (default 100)"
+    )
+    parser.add_argument(
+        "--cold",
+        type=int,
+        default=3,
+        help="cold first-append repeats per session, 0 to skip (default 3)",
+    )
     parser.add_argument("--no-memory", action="store_true", help="skip the memory:// info row")
-    parser.add_argument("--dir", type=Path, help="directory for the databases (default: a new temporary one)")
+    parser.add_argument(
+        "--dir", type=Path, help="directory for the databases (default: a new temporary one)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the databases afterwards")
     parser.add_argument("--seed", type=int, default=None, help="seed for the round order")
-    parser.add_argument("--profile", type=int, default=0, metavar="N", help="then cProfile N appends (fresh session)")
+    parser.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="then cProfile N appends (fresh session)",
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.batch < 1 or args.history < 0:
@@ -304,7 +288,13 @@ def run(args: argparse.Namespace, directory: Path) -> int:
         samples = run_rounds(variants, args.rounds, args.batch, rng)
         measured = time.perf_counter() - started - seeded
 
-        print_header(args, directory, baseline.synchronous(), store_synchronous(store), _version("eventsourcing"))
+        print_header(
+            args,
+            directory,
+            baseline.synchronous(),
+            store_synchronous(store),
+            package_version("eventsourcing"),
+        )
         ratio_a = round_ratios(samples, FRESH, SQLITE)
         ratio_b = round_ratios(samples, long_name, FRESH)
         print(f"{'variant':34} {'median µs/append':>17} {'p90':>8}")
@@ -316,8 +306,12 @@ def run(args: argparse.Namespace, directory: Path) -> int:
         cold: dict[str, list[float]] = {}
         if args.cold > 0:
             store.close()
-            cold["first append after reopen, fresh (info)"] = cold_appends(url, "fresh-1", args.cold, message)
-            cold[f"first append after reopen, {args.history:,} (info)"] = cold_appends(url, "long", args.cold, message)
+            cold["first append after reopen, fresh (info)"] = cold_appends(
+                url, "fresh-1", args.cold, message
+            )
+            cold[f"first append after reopen, {args.history:,} (info)"] = cold_appends(
+                url, "long", args.cold, message
+            )
             store = TranscriptStore.open(url)
             for name, values in cold.items():
                 print(f"{name:34} {micros(statistics.median(values)):>17}")
@@ -334,7 +328,9 @@ def run(args: argparse.Namespace, directory: Path) -> int:
             verdict = "ok" if value <= target else "MISSED"
             if value > target:
                 missed.append(label)
-            print(f"{label:34} {value:8.2f} {f'{low:.2f}–{high:.2f}':>15} {f'<= {target}':>8}  {verdict}")
+            print(
+                f"{label:34} {value:8.2f} {f'{low:.2f}–{high:.2f}':>15} {f'<= {target}':>8}  {verdict}"
+            )
         overhead = [
             statistics.median(a) - statistics.median(b)
             for a, b in zip(samples[FRESH], samples[SQLITE], strict=True)
@@ -345,7 +341,9 @@ def run(args: argparse.Namespace, directory: Path) -> int:
             f"{f'{micros(low)}–{micros(high)}':>15} {'info':>8}"
         )
         if any(spread(ratios) > NOISY_IQR for ratios in (ratio_a, ratio_b)):
-            print("warning: the rounds disagree (wide IQR): the machine is busy; rerun, or raise --rounds")
+            print(
+                "warning: the rounds disagree (wide IQR): the machine is busy; rerun, or raise --rounds"
+            )
         total = time.perf_counter() - started
         print(
             f"\n{args.rounds} rounds x {args.batch} appends per variant; seeding {seeded:.1f} s, "
@@ -368,7 +366,9 @@ def run(args: argparse.Namespace, directory: Path) -> int:
     return 0
 
 
-def print_header(args: argparse.Namespace, directory: Path, base_sync: str, store_sync: str, es_version: str) -> None:
+def print_header(
+    args: argparse.Namespace, directory: Path, base_sync: str, store_sync: str, es_version: str
+) -> None:
     print(
         f"transcript-store append benchmark — Python {platform.python_version()}, "
         f"eventsourcing {es_version}, SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs"
@@ -379,7 +379,9 @@ def print_header(args: argparse.Namespace, directory: Path, base_sync: str, stor
         f"baseline {base_sync}; message ~{args.chars} chars, no id given"
     )
     if filesystem in {"tmpfs", "ramfs"}:
-        print("warning: the databases are on a RAM filesystem, fsync is free: use --dir on a real disk")
+        print(
+            "warning: the databases are on a RAM filesystem, fsync is free: use --dir on a real disk"
+        )
     print()
 
 

@@ -60,11 +60,19 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import orjson
+from measure import (
+    filesystem_of,
+    make_message,
+    micros,
+    package_version,
+    quartiles,
+    round_ratios,
+    timed,
+)
 from transcripts import TranscriptStore
 
 TARGET_ACTIVE_HISTORY = 1.2
@@ -89,13 +97,6 @@ FLOOR = "sqlite3 INSERT...SELECT (info)"
 
 
 # -- data -----------------------------------------------------------------------------------
-
-
-def make_message(chars: int, number: int) -> dict[str, Any]:
-    """A chat message of about `chars` characters of content, alternating roles."""
-    words = "the quick brown fox jumps over the lazy dog and keeps on running "
-    text = (words * (chars // len(words) + 1))[:chars]
-    return {"role": "user" if number % 2 else "assistant", "content": f"{number}: {text}"}
 
 
 def keep_last(count: int, chars: int) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
@@ -454,17 +455,6 @@ def measure_rss(path: Path) -> dict[str, Any]:
 # -- measuring ------------------------------------------------------------------------------
 
 
-def timed(call: Callable[[], object], times: int) -> list[float]:
-    """Seconds per call, each call timed on its own."""
-    clock = time.perf_counter_ns
-    samples = []
-    for _ in range(times):
-        started = clock()
-        call()
-        samples.append((clock() - started) / 1e9)
-    return samples
-
-
 def run_rounds(
     variants: dict[str, Callable[[], object]],
     rounds: int,
@@ -484,20 +474,6 @@ def run_rounds(
     return samples
 
 
-def round_ratios(samples: dict[str, list[list[float]]], over: str, under: str) -> list[float]:
-    return [
-        statistics.median(a) / statistics.median(b)
-        for a, b in zip(samples[over], samples[under], strict=True)
-    ]
-
-
-def quartiles(values: list[float]) -> tuple[float, float]:
-    if len(values) < 4:
-        return min(values), max(values)
-    q = statistics.quantiles(values, n=4)
-    return q[0], q[2]
-
-
 def profile(label: str, call: Callable[[], object], top: int) -> None:
     profiler = cProfile.Profile()
     profiler.enable()
@@ -510,35 +486,6 @@ def profile(label: str, call: Callable[[], object], top: int) -> None:
 
 
 # -- reporting ------------------------------------------------------------------------------
-
-
-def filesystem_of(path: Path) -> str:
-    """The filesystem type holding `path` (Linux; best effort)."""
-    try:
-        mounts = Path("/proc/mounts").read_text().splitlines()
-    except OSError:
-        return "unknown"
-    best, kind = "", "unknown"
-    resolved = str(path.resolve())
-    for line in mounts:
-        fields = line.split()
-        if len(fields) >= 3 and (
-            resolved == fields[1] or resolved.startswith(fields[1].rstrip("/") + "/")
-        ):
-            if len(fields[1]) >= len(best):
-                best, kind = fields[1], fields[2]
-    return kind
-
-
-def _version(distribution: str) -> str:
-    try:
-        return version(distribution)
-    except PackageNotFoundError:
-        return "?"
-
-
-def micros(seconds: float) -> str:
-    return f"{seconds * 1e6:,.0f}"
 
 
 class Verdicts:
@@ -794,7 +741,7 @@ def run(args: argparse.Namespace, directory: Path) -> int:
 def print_header(args: argparse.Namespace, directory: Path) -> None:
     print(
         f"transcript-store read-model benchmark — Python {platform.python_version()}, "
-        f"eventsourcing {_version('eventsourcing')}, orjson {_version('orjson')}, "
+        f"eventsourcing {package_version('eventsourcing')}, orjson {package_version('orjson')}, "
         f"SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs"
     )
     with sqlite3.connect(":memory:") as probe:
