@@ -1,9 +1,8 @@
 """`TranscriptStore`: the service layer users call.
 
-Commands load a Transcript aggregate, let it decide, and save its new events in one
-transaction, retrying version conflicts and lock timeouts with backoff (safe, because
-message ids make every write idempotent). Queries read the views projected from the log
-(cost O(result)); time travel and verification fold the log itself.
+Commands run on the Transcript aggregate through the write side (`log.TranscriptLog`: one
+transaction per call, retried under contention). Queries read the views projected from the
+log (cost O(result)); time travel and verification fold the log itself.
 """
 
 from __future__ import annotations
@@ -13,18 +12,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from typing import Any, TypeVar
-from uuid import UUID, uuid4
+from uuid import uuid4
 
-from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import IntegrityError, PersistenceError
-from eventsourcing.utils import Environment, EnvType
+from eventsourcing.persistence import PersistenceError
 
-from . import backoff
 from .config import StoreConfig
 from .domain.compaction import STORAGE_ERROR, SUMMARIZE_ERROR, CompactionRejected, would_supersede
 from .domain.errors import MessageNotFoundError, SessionNotFoundError, StorageError, TranscriptError
 from .domain.messages import Message, as_message_list, safe_text
-from .domain.transcript import Transcript, transcript_id
+from .domain.transcript import Transcript
+from .log import TranscriptLog
 from .projections.fold import SessionFold
 from .projections.projector import Projector
 from .projections.verify import VerifyReport, compare_session, quarantine_problems
@@ -34,37 +31,7 @@ from .results import CompactionAttempt, CompactionResult
 T = TypeVar("T")
 Summarize = Callable[[list[Message]], Sequence[object]]
 
-_LOCK_STRIPES = 64
-_SESSION_PAGE = 500
 _FAILURE_CODE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
-
-
-class TranscriptLog(Application[UUID]):
-    """The event-sourcing application that stores Transcript aggregates."""
-
-    name = "transcripts"
-
-    def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
-        # Configuration comes from the store URL only, never from stray variables.
-        return Environment(name, dict(env or {}))
-
-    def record(self, transcript: Transcript) -> None:
-        """Save a transcript's pending events in one transaction and cache the transcript.
-
-        The library's `save` does the same through generic machinery (processing events,
-        protocol checks, snapshot and notification hooks) this store does not use; on the
-        append path that machinery cost as much as the SQL.
-        """
-        events = transcript.collect_events()
-        self.recorder.insert_events([self.mapper.to_stored_event(event) for event in events])
-        if self.repository.cache is not None:
-            self.repository.cache.put(transcript.id, transcript)
-
-
-def _replay(transcript: Transcript | None, events: Iterable[Transcript.Event]) -> Transcript | None:
-    for event in events:
-        transcript = event.mutate(transcript)
-    return transcript
 
 
 class TranscriptStore:
@@ -75,7 +42,7 @@ class TranscriptStore:
         backend.prepare(config)
         self.config = config
         try:
-            self._log = TranscriptLog(env=config.library_env())
+            self._log = TranscriptLog(config.library_env(), lock_timeout=config.lock_timeout)
             try:
                 self._views: TranscriptViews = backend.open_views(self._log, projector)
                 self._views.ensure_current()
@@ -85,7 +52,6 @@ class TranscriptStore:
                 raise
         except PersistenceError as error:
             raise StorageError(f"cannot open {config.url}: {error}") from error
-        self._locks = [threading.Lock() for _ in range(_LOCK_STRIPES)]
 
     @classmethod
     def open(
@@ -126,26 +92,12 @@ class TranscriptStore:
         arguments = {"source": source, "model": model, "parent_id": parent_id}
         metadata = {} if metadata is None else metadata
         Transcript.start(session_id, metadata=metadata, **arguments)  # validates the arguments
-        error: PersistenceError | None = None
-        for _ in backoff.attempts(self.config.lock_timeout):
-            try:
-                existing = self._load(session_id)
-            except SessionNotFoundError:
-                error = self._try_save(Transcript.start(session_id, metadata=metadata, **arguments))
-                if error is None:
-                    return
-                continue
-            if existing.started_with(metadata=metadata, **arguments):
-                return
-            raise TranscriptError(
-                f"session {session_id!r} was already started with other arguments"
-            )
-        raise self._timed_out(session_id, error)
+        self._log.start(session_id, metadata=metadata, **arguments)
 
     def append(self, session_id: str, messages: Iterable[object]) -> list[Message]:
         """Store messages atomically; return each as stored, with its `id`."""
         messages = as_message_list(messages)
-        return self._write(session_id, lambda transcript: transcript.append(messages))
+        return self._log.write(session_id, lambda transcript: transcript.append(messages))
 
     def sync(self, session_id: str, live_messages: Iterable[object]) -> list[Message]:
         """Store the messages of the agent's live list not stored yet; return the active list.
@@ -180,7 +132,7 @@ class TranscriptStore:
         _check_tokens(tokens_before, tokens_after)
         snapshot = [message["id"] for message in attempt.messages]
         try:
-            self._write(
+            self._log.write(
                 attempt.session_id,
                 lambda transcript: transcript.commit_compaction(
                     compaction_id=attempt.id,
@@ -286,7 +238,7 @@ class TranscriptStore:
 
     def events(self, session_id: str) -> list[dict[str, Any]]:
         """The raw event log of a session."""
-        return [_describe(event) for event in self._events(session_id)]
+        return [_describe(event) for event in self._log.session_events(session_id)]
 
     def sessions(self) -> list[dict[str, Any]]:
         """Every session, in the order they were started."""
@@ -404,13 +356,13 @@ class TranscriptStore:
         Events that cannot be decoded or applied are left out of the fold, as the views
         leave them out: they are reported as quarantined.
         """
-        in_log = list(self._session_ids())
+        in_log = list(self._log.session_ids())
         known = set(in_log)
         sessions = [*in_log, *(s for s in self._views.session_ids() if s not in known)]
         problems = quarantine_problems(self._views.quarantined())
         for session_id in sessions:
             fold = (
-                SessionFold.of_readable(self._readable_events(session_id))
+                SessionFold.of_readable(self._log.readable_events(session_id))
                 if session_id in known
                 else None
             )
@@ -419,20 +371,6 @@ class TranscriptStore:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _events(self, session_id: str, lte: int | None = None) -> list[Transcript.Event]:
-        events = list(self._log.events.get(transcript_id(session_id), lte=lte))
-        if not events:
-            raise SessionNotFoundError(session_id)
-        return events  # type: ignore[return-value]
-
-    def _readable_events(self, session_id: str) -> Iterator[Transcript.Event]:
-        """The events of a session that decode (the views quarantine the others)."""
-        for stored in self._log.recorder.select_events(transcript_id(session_id)):
-            try:
-                yield self._log.mapper.to_domain_event(stored)  # type: ignore[misc]
-            except Exception:
-                continue
-
     @staticmethod
     def _found(session_id: str, result: T | None) -> T:
         if result is None:
@@ -440,70 +378,7 @@ class TranscriptStore:
         return result
 
     def _fold(self, session_id: str, lte: int | None = None) -> SessionFold:
-        return SessionFold.of(self._events(session_id, lte=lte))
-
-    def _load(self, session_id: str, min_version: int = 0) -> Transcript:
-        aggregate_id = transcript_id(session_id)
-        repository = self._log.repository
-        try:
-            transcript: Transcript = repository.get(aggregate_id, projector_func=_replay)
-            if transcript.version < min_version:  # cached copy older than what the caller saw
-                self._evict(aggregate_id)
-                transcript = repository.get(aggregate_id, projector_func=_replay)
-        except AggregateNotFoundError:
-            raise SessionNotFoundError(session_id) from None
-        except PersistenceError as error:
-            raise StorageError(f"cannot read session {session_id!r}: {error}") from error
-        return transcript
-
-    def _try_save(self, transcript: Transcript) -> PersistenceError | None:
-        """Save pending events; return the error of a failed save (a conflict, a lock timeout)."""
-        try:
-            self._log.record(transcript)
-        except PersistenceError as error:
-            self._evict(transcript.id)
-            return error
-        except BaseException:  # the cached aggregate holds events that were not saved
-            self._evict(transcript.id)
-            raise
-        return None
-
-    def _write(
-        self, session_id: str, command: Callable[[Transcript], T], min_version: int = 0
-    ) -> T:
-        """Run a command on the session's aggregate and save it, retrying under contention."""
-        aggregate_id = transcript_id(session_id)
-        error: PersistenceError | None = None
-        with self._locks[hash(aggregate_id) % _LOCK_STRIPES]:
-            for _ in backoff.attempts(self.config.lock_timeout):
-                transcript = self._load(session_id, min_version)
-                try:
-                    result = command(transcript)
-                except BaseException:
-                    self._evict(aggregate_id)
-                    raise
-                if not transcript.pending_events:
-                    return result
-                error = self._try_save(transcript)
-                if error is None:
-                    return result
-        raise self._timed_out(session_id, error)
-
-    def _timed_out(self, session_id: str, error: PersistenceError | None) -> StorageError:
-        cause = (
-            "other writers kept winning the race" if isinstance(error, IntegrityError) else error
-        )
-        return StorageError(
-            f"could not write session {session_id!r} within {self.config.lock_timeout:g} s: {cause}"
-        )
-
-    def _evict(self, aggregate_id: UUID) -> None:
-        cache = self._log.repository.cache
-        if cache is not None:
-            try:
-                cache.get(aggregate_id, evict=True)
-            except KeyError:
-                pass
+        return SessionFold.of(self._log.session_events(session_id, lte=lte))
 
     def _record_failure(
         self,
@@ -517,7 +392,7 @@ class TranscriptStore:
     ) -> CompactionResult:
         error = safe_text(error)
         try:
-            self._write(
+            self._log.write(
                 attempt.session_id,
                 lambda transcript: transcript.fail_compaction(
                     compaction_id=attempt.id,
@@ -541,23 +416,6 @@ class TranscriptStore:
     def _check_attempt(self, attempt: CompactionAttempt) -> None:
         if not isinstance(attempt, CompactionAttempt) or attempt.store_token is not self:
             raise TranscriptError("this compaction attempt was not begun by this store")
-
-    def _session_ids(self) -> Iterator[str]:
-        recorder = self._log.recorder
-        position: int | None = None
-        while True:
-            page = recorder.select_notifications(
-                position, _SESSION_PAGE, topics=[Transcript.Started.TOPIC], inclusive_of_start=False
-            )
-            for notification in page:
-                try:
-                    started = self._log.mapper.to_domain_event(notification)
-                except Exception:  # a corrupt Started event: the views quarantined it
-                    continue
-                yield started.session_id  # type: ignore[attr-defined]
-            if len(page) < _SESSION_PAGE:
-                return
-            position = page[-1].id
 
 
 _EVENT_HEADER = frozenset({"originator_id", "originator_version", "timestamp", "originator_topic"})

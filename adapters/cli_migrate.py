@@ -30,10 +30,11 @@ from eventsourcing.persistence import (
     StoredEvent,
 )
 
-from ..application import TranscriptLog, TranscriptStore
+from ..application import TranscriptStore
 from ..config import StoreConfig
 from ..domain.errors import StorageError, TranscriptError
 from ..domain.transcript import Transcript
+from ..log import TranscriptLog
 from ..projections.verify import VerifyReport
 from .cli_support import CONTEXT_SETTINGS
 from .render import progress_bar
