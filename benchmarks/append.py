@@ -40,11 +40,9 @@ import os
 import platform
 import pstats
 import random
-import shutil
 import sqlite3
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -59,6 +57,7 @@ from measure import (
     package_version,
     quartiles,
     round_ratios,
+    run_in_scratch_directory,
     timed,
 )
 from transcripts import TranscriptStore
@@ -241,14 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rounds < 1 or args.batch < 1 or args.history < 0:
         parser.error("--rounds and --batch must be >= 1, --history >= 0")
 
-    directory = Path(tempfile.mkdtemp(prefix="transcripts-bench-", dir=args.dir))
-    try:
-        return run(args, directory)
-    finally:
-        if args.keep:
-            print(f"databases kept in {directory}")
-        else:
-            shutil.rmtree(directory, ignore_errors=True)
+    return run_in_scratch_directory(args, run)
 
 
 def run(args: argparse.Namespace, directory: Path) -> int:

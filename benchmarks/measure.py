@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
+import shutil
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
@@ -69,3 +72,17 @@ def package_version(distribution: str) -> str:
 
 def micros(seconds: float) -> str:
     return f"{seconds * 1e6:,.0f}"
+
+
+def run_in_scratch_directory(
+    args: argparse.Namespace, run: Callable[[argparse.Namespace, Path], int]
+) -> int:
+    """Run a benchmark in a new directory under `args.dir`; remove it unless `args.keep`."""
+    directory = Path(tempfile.mkdtemp(prefix="transcripts-bench-", dir=args.dir))
+    try:
+        return run(args, directory)
+    finally:
+        if args.keep:
+            print(f"databases kept in {directory}")
+        else:
+            shutil.rmtree(directory, ignore_errors=True)

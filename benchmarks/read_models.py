@@ -52,12 +52,10 @@ import platform
 import pstats
 import random
 import re
-import shutil
 import sqlite3
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -71,6 +69,7 @@ from measure import (
     package_version,
     quartiles,
     round_ratios,
+    run_in_scratch_directory,
     timed,
 )
 from transcripts import TranscriptStore
@@ -664,14 +663,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.history < args.active or args.session_messages < 20:
         parser.error("--history must be >= --active, --session-messages >= 20")
 
-    directory = Path(tempfile.mkdtemp(prefix="transcripts-bench-", dir=args.dir))
-    try:
-        return run(args, directory)
-    finally:
-        if args.keep:
-            print(f"databases kept in {directory}")
-        else:
-            shutil.rmtree(directory, ignore_errors=True)
+    return run_in_scratch_directory(args, run)
 
 
 def run(args: argparse.Namespace, directory: Path) -> int:

@@ -18,7 +18,6 @@ INVALID_REPLACEMENT = "invalid_replacement"
 ORPHANED_TOOL_RESULT = "orphaned_tool_result"
 SUMMARIZE_ERROR = "summarize_error"
 STORAGE_ERROR = "storage_error"
-FAILURES = (CONFLICT, INVALID_REPLACEMENT, ORPHANED_TOOL_RESULT, SUMMARIZE_ERROR, STORAGE_ERROR)
 
 
 class CompactionRejected(Exception):

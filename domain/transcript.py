@@ -92,7 +92,6 @@ class Transcript(Aggregate):
             transcript.forget_pairing(self.superseded)
             transcript.last_commit_version = self.originator_version
             transcript.compaction_ids.add(self.compaction_id)
-            transcript.committed_count += 1
 
     class CompactionFailed(Event):
         TOPIC = "transcripts:Transcript.CompactionFailed"
@@ -107,7 +106,6 @@ class Transcript(Aggregate):
 
         def apply(self, transcript: Transcript) -> None:
             transcript.compaction_ids.add(self.compaction_id)
-            transcript.failed_count += 1
 
     def __init__(
         self,
@@ -128,8 +126,6 @@ class Transcript(Aggregate):
         self.answers: dict[str, str] = {}  # active tool message id -> call id it answers
         self.last_commit_version = 0
         self.compaction_ids: set[str] = set()
-        self.committed_count = 0
-        self.failed_count = 0
 
     # -- commands ------------------------------------------------------------------------
 
