@@ -1,130 +1,35 @@
-"""Several real processes writing one SQLite file at once (issue 2, "Persistence and codec").
+"""Several real processes writing one store at once: a SQLite file, and PostgreSQL when
+$TRANSCRIPTS_TEST_POSTGRES_URL names a server.
 
 The child programs live in workers.py next to this file and run as scripts with this
-interpreter. Parent and children synchronise over pipes (a child prints a status line and
-blocks on stdin until the parent writes `go`), so the races are set up by barriers, not sleeps.
+interpreter (see processes.py for how the parent drives them).
 """
 
 from __future__ import annotations
 
 import json
-import queue
-import subprocess
-import sys
-import threading
+import os
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from transcripts import StorageError, TranscriptStore
+
+from .processes import Spawn, release_together, without_id
 
 pytestmark = pytest.mark.slow
 
-WORKERS = Path(__file__).with_name("workers.py")
+POSTGRES_SERVER = os.environ.get("TRANSCRIPTS_TEST_POSTGRES_URL")
 PROCESSES = 4
 PER_WORKER = 50
 ANONYMOUS, OWN_IDS, SHARED = 20, 15, 15  # as in workers.py
-STARTUP_TIMEOUT = 30.0  # a fresh interpreter importing the package, on a busy 2-core machine
-RUN_TIMEOUT = 60.0
 
 
-class Worker:
-    """One child process running workers.py; its stdout is read line by line in a thread."""
-
-    def __init__(self, directory: Path, name: str, *args: str) -> None:
-        self.name = name
-        self.stderr_path = directory / f"{name}.stderr"
-        with self.stderr_path.open("w") as stderr:
-            self.process = subprocess.Popen(
-                [sys.executable, str(WORKERS), *args],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=stderr,
-                text=True,
-            )
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.lines.put(line.rstrip("\n"))
-        self.lines.put(None)  # end of output
-
-    def stderr(self) -> str:
-        return self.stderr_path.read_text()
-
-    def expect(self, prefix: str, timeout: float = STARTUP_TIMEOUT) -> str:
-        """Wait for the next status line, which must start with `prefix`; return the rest."""
-        try:
-            line = self.lines.get(timeout=timeout)
-        except queue.Empty:
-            pytest.fail(f"{self.name}: no {prefix!r} line within {timeout} s\n{self.stderr()}")
-        if line is None or not line.startswith(prefix):
-            self.process.wait(timeout=RUN_TIMEOUT)
-            pytest.fail(
-                f"{self.name}: expected {prefix!r}, got {line!r} "
-                f"(exit code {self.process.returncode})\n{self.stderr()}"
-            )
-        return line[len(prefix) :].strip()
-
-    def go(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write("go\n")
-        self.process.stdin.flush()
-
-    def result(self, timeout: float = RUN_TIMEOUT) -> dict:
-        """Wait for the worker to exit cleanly; return its JSON result (its last line)."""
-        try:
-            code = self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"{self.name}: still running after {timeout} s\n{self.stderr()}")
-        self.reader.join(timeout=RUN_TIMEOUT)
-        lines = []
-        while (line := self.lines.get_nowait()) is not None:
-            lines.append(line)
-        assert code == 0, f"{self.name} failed with exit code {code}:\n{self.stderr()}"
-        assert "Traceback" not in self.stderr(), f"{self.name}:\n{self.stderr()}"
-        assert lines, f"{self.name} printed no result\n{self.stderr()}"
-        return json.loads(lines[-1])
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait(timeout=RUN_TIMEOUT)
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-
-
-@pytest.fixture
-def spawn(tmp_path: Path) -> Iterator:
-    """Start workers.py children; any still running at teardown are killed (by handle)."""
-    started: list[Worker] = []
-
-    def start(name: str, *args: str) -> Worker:
-        worker = Worker(tmp_path, name, *args)
-        started.append(worker)
-        return worker
-
-    yield start
-    for worker in started:
-        worker.stop()
-
-
-def release_together(workers: list[Worker], status: str) -> list[str]:
-    """A barrier: wait until every worker reported `status`, then let them all go."""
-    reports = [worker.expect(status) for worker in workers]
-    for worker in workers:
-        worker.go()
-    return reports
-
-
-def without_id(message: dict) -> dict:
-    return {key: value for key, value in message.items() if key != "id"}
+@pytest.fixture(params=["sqlite", *(["postgres"] if POSTGRES_SERVER else [])])
+def backend(request: pytest.FixtureRequest) -> str:
+    """The backends several processes can share: a SQLite file and PostgreSQL."""
+    return request.param
 
 
 def db_path(sqlite_url: str) -> str:
@@ -135,13 +40,13 @@ def db_path(sqlite_url: str) -> str:
 
 
 def test_four_processes_appending_to_one_session_store_every_message_exactly_once(
-    sqlite_url: str, spawn
+    store_url: str, spawn: Spawn
 ) -> None:
     # The parent creates the file and its tables; the session itself is started by the
     # workers, racing each other (start with the same arguments is a no-op).
-    TranscriptStore.open(sqlite_url).close()
+    TranscriptStore.open(store_url).close()
     workers = [
-        spawn(f"appender-{i}", "append", sqlite_url, "shared-session", str(i), "shared")
+        spawn(f"appender-{i}", "append", store_url, "shared-session", str(i), "shared")
         for i in range(PROCESSES)
     ]
     release_together(workers, "ready")
@@ -166,7 +71,7 @@ def test_four_processes_appending_to_one_session_store_every_message_exactly_onc
     expected_total = PROCESSES * (ANONYMOUS + OWN_IDS) + SHARED
     assert len(sent_by_id) == expected_total
 
-    with TranscriptStore.open(sqlite_url) as store:
+    with TranscriptStore.open(store_url) as store:
         history = store.history("shared-session")
         ids = [entry["id"] for entry in history]
         assert len(ids) == len(set(ids)) == expected_total  # no id twice
@@ -192,22 +97,23 @@ def test_four_processes_appending_to_one_session_store_every_message_exactly_onc
         [summary] = store.sessions()
         assert (summary["id"], summary["source"]) == ("shared-session", "e2e")
         assert (summary["messages"], summary["active"]) == (expected_total, expected_total)
+        assert store.verify_projections().ok
 
 
 def test_four_processes_appending_to_different_sessions_store_everything(
-    sqlite_url: str, spawn
+    store_url: str, spawn: Spawn
 ) -> None:
-    TranscriptStore.open(sqlite_url).close()
+    TranscriptStore.open(store_url).close()
     # The same "shared" ids in every session: ids are unique per transcript, not globally.
     workers = [
-        spawn(f"appender-{i}", "append", sqlite_url, f"session-{i}", str(i), "shared")
+        spawn(f"appender-{i}", "append", store_url, f"session-{i}", str(i), "shared")
         for i in range(PROCESSES)
     ]
     release_together(workers, "ready")
     results = [worker.result() for worker in workers]
 
     per_session = ANONYMOUS + OWN_IDS + SHARED
-    with TranscriptStore.open(sqlite_url) as store:
+    with TranscriptStore.open(store_url) as store:
         for i, result in enumerate(results):
             session_id = f"session-{i}"
             assert len(result["stored"]) == PER_WORKER
@@ -227,13 +133,13 @@ def test_four_processes_appending_to_different_sessions_store_everything(
 
 
 def test_a_process_sees_in_sessions_the_messages_other_processes_appended(
-    sqlite_url: str, spawn
+    store_url: str, spawn: Spawn
 ) -> None:
-    with TranscriptStore.open(sqlite_url) as store:
+    with TranscriptStore.open(store_url) as store:
         store.start("shared-session", source="e2e")
         store.append("shared-session", [{"id": "first", "role": "user", "content": "hello"}])
         workers = [
-            spawn(f"appender-{i}", "append", sqlite_url, "shared-session", str(i), "shared")
+            spawn(f"appender-{i}", "append", store_url, "shared-session", str(i), "shared")
             for i in range(2)
         ]
         release_together(workers, "ready")
@@ -253,7 +159,7 @@ FRESH_ROUNDS = {"in_an_existing_directory": 60, "in_a_new_directory": 20}
 
 @pytest.mark.parametrize("where", list(FRESH_ROUNDS))
 def test_four_processes_opening_a_store_file_nobody_created_yet_all_succeed(
-    tmp_path: Path, spawn, where: str
+    tmp_path: Path, spawn: Spawn, where: str
 ) -> None:
     # Each round, four processes open the same new file at one signal and write to it.
     rounds = FRESH_ROUNDS[where]
@@ -283,9 +189,9 @@ def test_four_processes_opening_a_store_file_nobody_created_yet_all_succeed(
 
 
 def test_racing_compactions_from_four_processes_commit_one_and_record_the_others_as_conflicts(
-    sqlite_url: str, spawn
+    store_url: str, spawn: Spawn
 ) -> None:
-    with TranscriptStore.open(sqlite_url) as store:
+    with TranscriptStore.open(store_url) as store:
         store.start("race", source="e2e")
         turns = [{"role": ("user", "assistant")[n % 2], "content": f"turn {n}"} for n in range(8)]
         seeded = store.append("race", turns)
@@ -293,7 +199,7 @@ def test_racing_compactions_from_four_processes_commit_one_and_record_the_others
     seeded_ids = [message["id"] for message in seeded]
 
     workers = [
-        spawn(f"compactor-{i}", "compact", sqlite_url, "race", str(i)) for i in range(PROCESSES)
+        spawn(f"compactor-{i}", "compact", store_url, "race", str(i)) for i in range(PROCESSES)
     ]
     begun = [json.loads(report) for report in release_together(workers, "begun")]
     # Every attempt began before any committed: all against the same version and snapshot.
@@ -312,7 +218,7 @@ def test_racing_compactions_from_four_processes_commit_one_and_record_the_others
     for loser in losers:
         assert loser["messages"] == winner["messages"]  # the list a loser must adopt
 
-    with TranscriptStore.open(sqlite_url) as store:
+    with TranscriptStore.open(store_url) as store:
         assert store.active("race") == winner["messages"]
         audit = store.compactions("race")
         assert len(audit) == PROCESSES
@@ -339,6 +245,7 @@ def test_racing_compactions_from_four_processes_commit_one_and_record_the_others
         [summary] = store.sessions()
         counts = (summary["compactions_committed"], summary["compactions_failed"])
         assert counts == (1, PROCESSES - 1)
+        assert store.verify_projections().ok
 
 
 # -- the lock -------------------------------------------------------------------------------
@@ -349,7 +256,7 @@ LOCK_TIMEOUT = 5.0
 
 @pytest.mark.parametrize("write", ["append", "commit_compaction"])
 def test_a_writer_waits_for_a_lock_another_process_holds_for_less_than_the_lock_timeout(
-    sqlite_url: str, spawn, write: str
+    sqlite_url: str, spawn: Spawn, write: str
 ) -> None:
     with TranscriptStore.open(sqlite_url, lock_timeout=LOCK_TIMEOUT) as store:
         store.start("locked", source="e2e")
@@ -380,7 +287,7 @@ def test_a_writer_waits_for_a_lock_another_process_holds_for_less_than_the_lock_
 
 
 def test_a_writer_gives_up_with_a_storage_error_when_the_lock_is_held_past_the_timeout(
-    sqlite_url: str, spawn
+    sqlite_url: str, spawn: Spawn
 ) -> None:
     with TranscriptStore.open(sqlite_url, lock_timeout=1) as store:
         store.start("locked", source="e2e")
