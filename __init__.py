@@ -11,17 +11,20 @@ from .application import TranscriptStore
 from .domain.errors import (
     InvalidMessageError,
     MessageConflictError,
+    SessionErasedError,
     SessionNotFoundError,
     StorageError,
     TranscriptError,
 )
-from .results import CompactionAttempt, CompactionResult
+from .results import CompactionAttempt, CompactionResult, Erasure
 
 __all__ = [
     "CompactionAttempt",
     "CompactionResult",
+    "Erasure",
     "InvalidMessageError",
     "MessageConflictError",
+    "SessionErasedError",
     "SessionNotFoundError",
     "StorageError",
     "TranscriptError",

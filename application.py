@@ -2,7 +2,9 @@
 
 Commands run on the Transcript aggregate through the write side (`log.TranscriptLog`: one
 transaction per call, retried under contention). Queries read the views projected from the
-log (cost O(result)); time travel and verification fold the log itself.
+log (cost O(result)); time travel and verification fold the log itself. `forget` erases a
+session: its stream becomes one tombstone event, and every query but `sessions` and `events`
+raises `SessionErasedError` for it.
 """
 
 from __future__ import annotations
@@ -18,15 +20,22 @@ from eventsourcing.persistence import PersistenceError
 
 from .config import StoreConfig
 from .domain.compaction import STORAGE_ERROR, SUMMARIZE_ERROR, CompactionRejected, would_supersede
-from .domain.errors import MessageNotFoundError, SessionNotFoundError, StorageError, TranscriptError
+from .domain.errors import (
+    MessageNotFoundError,
+    SessionErasedError,
+    SessionNotFoundError,
+    StorageError,
+    TranscriptError,
+)
 from .domain.messages import Message, as_message_list, safe_text
 from .domain.transcript import Transcript
-from .log import TranscriptLog
+from .log import UNREADABLE, TranscriptLog, corrupt_session
 from .projections.fold import SessionFold
 from .projections.projector import Projector
+from .projections.rows import SessionRow
 from .projections.verify import VerifyReport, compare_session, quarantine_problems
 from .projections.views import Progress, TranscriptViews, ViewStatus
-from .results import CompactionAttempt, CompactionResult
+from .results import CompactionAttempt, CompactionResult, Erasure
 
 T = TypeVar("T")
 Summarize = Callable[[list[Message]], Sequence[object]]
@@ -41,6 +50,7 @@ class TranscriptStore:
         backend = config.backend()
         backend.prepare(config)
         self.config = config
+        self._backend = backend
         try:
             self._log = TranscriptLog(config.library_env(), lock_timeout=config.lock_timeout)
             try:
@@ -59,14 +69,18 @@ class TranscriptStore:
         url: str | None = None,
         *,
         lock_timeout: float | None = None,
+        cipher_key: str | None = None,
         projector: type[Projector] = Projector,
     ) -> TranscriptStore:
-        """Open a store: `memory://`, `sqlite:///file.db`, or the default file when None.
+        """Open a store: `memory://`, `sqlite:///file.db`, `postgresql://…`, or the default
+        file when None.
 
-        `projector` projects the views; a projector with other view versions than the ones
-        stored rebuilds them on open.
+        `cipher_key` (else `$TRANSCRIPTS_CIPHER_KEY`) encrypts the store at rest; a store
+        created with a key opens only with that key. `projector` projects the views; a
+        projector with other view versions than the ones stored rebuilds them on open.
         """
-        return cls(StoreConfig.from_url(url, lock_timeout=lock_timeout), projector=projector)
+        config = StoreConfig.from_url(url, lock_timeout=lock_timeout, cipher_key=cipher_key)
+        return cls(config, projector=projector)
 
     def close(self) -> None:
         self._log.close()
@@ -114,6 +128,8 @@ class TranscriptStore:
         if snapshot is None:
             raise SessionNotFoundError(session_id)
         version, messages = snapshot
+        if not messages:
+            self._check_not_erased(session_id)
         return CompactionAttempt(
             f"cmp_{uuid4().hex}", session_id, version, messages, store_token=self
         )
@@ -203,11 +219,38 @@ class TranscriptStore:
             return self.fail_compaction(attempt, error, failure=SUMMARIZE_ERROR, reason=reason)
         return self.commit_compaction(attempt, replacement, reason=reason)
 
+    def forget(self, session_id: str) -> Erasure:
+        """Erase a session's content for good: its messages, compactions and metadata.
+
+        Its events are replaced by one tombstone in one transaction, which keeps the session
+        id, source, model, start time, erasure time and counts. Erasing it again changes
+        nothing (`already_erased`) but cleans the store's files again.
+        """
+        tombstone, already = self._log.erase(session_id, self._backend.replace_stream)
+        try:
+            self._views.catch_up()
+            self._backend.scrub(self._log)
+        except PersistenceError as error:
+            raise StorageError(
+                f"session {session_id!r} was erased, but the store could not be cleaned of "
+                f"it: {error} (forget it again to retry)"
+            ) from error
+        return Erasure(
+            session_id=session_id,
+            started_at=tombstone.started_at,
+            erased_at=tombstone.timestamp,
+            messages=tombstone.messages,
+            compactions_committed=tombstone.compactions_committed,
+            compactions_failed=tombstone.compactions_failed,
+            events=tombstone.originator_version - 1,
+            already_erased=already,
+        )
+
     # -- queries ---------------------------------------------------------------------------
 
     def active(self, session_id: str) -> list[Message]:
         """The active context, in order, each message with its `id`."""
-        return self._found(session_id, self._views.active(session_id))
+        return self._found(session_id, self._views.active(_storable(session_id)))
 
     def active_at(self, session_id: str, version: int) -> list[Message]:
         """The active context right after event `version` of the session."""
@@ -217,7 +260,7 @@ class TranscriptStore:
 
     def history(self, session_id: str) -> list[dict[str, Any]]:
         """Every message ever stored, in order, with its active / superseded marks."""
-        rows = self._found(session_id, self._views.history(session_id))
+        rows = self._found(session_id, self._views.history(_storable(session_id)))
         return [
             {
                 "id": row.message_id,
@@ -233,7 +276,7 @@ class TranscriptStore:
         """The compaction audit, oldest first: committed and failed attempts."""
         return [
             row.as_audit_entry()
-            for row in self._found(session_id, self._views.attempts(session_id))
+            for row in self._found(session_id, self._views.attempts(_storable(session_id)))
         ]
 
     def events(self, session_id: str) -> list[dict[str, Any]]:
@@ -246,9 +289,13 @@ class TranscriptStore:
 
     def explain(self, session_id: str, message_id: str) -> dict[str, Any]:
         """Why a message is (or is not) in the active context: who added it, who superseded it."""
-        row = self._views.message(session_id, message_id)
+        _storable(session_id)
+        stored = not (isinstance(message_id, str) and "\x00" in message_id)
+        row = self._views.message(session_id, message_id) if stored else None
         if row is None:
-            self._found(session_id, self._views.session(session_id))
+            self._check_not_erased(
+                session_id, self._found(session_id, self._views.session(session_id))
+            )
             raise MessageNotFoundError(session_id, message_id)
         adding = self._views.attempt(row.added_by) if row.added_by else None
         superseding = self._views.attempt(row.superseded_by) if row.superseded_by else None
@@ -287,11 +334,17 @@ class TranscriptStore:
     ) -> list[dict[str, Any]]:
         """Messages ever stored (superseded ones too) matching a full-text query, best first.
 
-        The query is SQLite FTS5 syntax: words, "phrases", prefix*, AND / OR / NOT, NEAR.
+        Query syntax: words (matched by their stem), "phrases", AND / OR / NOT; on SQLite the
+        rest of FTS5's (prefix*, NEAR), on PostgreSQL web-search syntax (-word).
         Each hit: session_id, message_id, role, active, snippet (matches in «guillemets»), rank.
         """
         if not isinstance(limit, int) or limit < 1:
             raise TranscriptError(f"a search limit is a positive integer: {limit!r}")
+        if self.config.cipher_key is not None:
+            raise TranscriptError(
+                "full-text search is not available on an encrypted store: "
+                "its index would hold the plaintext"
+            )
         hits = self._views.search(
             query, session_id=session_id, role=role, active_only=active_only, limit=limit
         )
@@ -371,14 +424,31 @@ class TranscriptStore:
 
     # -- internals -------------------------------------------------------------------------
 
-    @staticmethod
-    def _found(session_id: str, result: T | None) -> T:
+    def _found(self, session_id: str, result: T | None) -> T:
+        """The views' answer for a session; raise if it is unknown, or erased (an erased
+        session has no rows, so only an empty answer needs the check)."""
         if result is None:
             raise SessionNotFoundError(session_id)
+        if not result:
+            self._check_not_erased(session_id)
         return result
 
+    def _check_not_erased(self, session_id: str, row: SessionRow | None = None) -> None:
+        row = row or self._views.session(_storable(session_id))
+        if row is not None and row.erased_at is not None:
+            raise SessionErasedError(session_id, row.erased_at)
+
     def _fold(self, session_id: str, lte: int | None = None) -> SessionFold:
-        return SessionFold.of(self._log.session_events(session_id, lte=lte))
+        try:
+            fold = SessionFold.of(self._log.session_events(session_id, lte=lte))
+        except SessionNotFoundError:
+            self._check_not_erased(session_id)  # the versions before its tombstone are gone
+            raise
+        except UNREADABLE as error:
+            raise corrupt_session(session_id, error) from error
+        if fold.erased_at is not None:
+            raise SessionErasedError(session_id, fold.erased_at)
+        return fold
 
     def _record_failure(
         self,
@@ -419,6 +489,14 @@ class TranscriptStore:
 
 
 _EVENT_HEADER = frozenset({"originator_id", "originator_version", "timestamp", "originator_topic"})
+
+
+def _storable(session_id: str) -> str:
+    """The session id, to look up in the views; one holding NUL was never started (`start`
+    refuses it: PostgreSQL text cannot hold NUL), so it is not found, on every backend."""
+    if isinstance(session_id, str) and "\x00" in session_id:
+        raise SessionNotFoundError(session_id)
+    return session_id
 
 
 def _describe(event: Transcript.Event) -> dict[str, Any]:

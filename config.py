@@ -13,13 +13,19 @@ With no URL: `$TRANSCRIPTS_URL`, else `default_path()` under the user's data dir
 Settings come from keyword arguments, else environment variables:
 - `TRANSCRIPTS_LOCK_TIMEOUT` (seconds, default 30): how long a write waits for the
   database lock before it fails with StorageError.
+- `TRANSCRIPTS_CIPHER_KEY`: encrypt the store at rest (AES-GCM) with this key, made by
+  `transcripts generate-key`; needs the `encryption` extra. A store is encrypted, or not,
+  from its creation (see `adapters/sealing.py`).
 """
 
 from __future__ import annotations
 
+import binascii
 import getpass
 import math
 import os
+import secrets
+from base64 import b64decode, b64encode
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -29,10 +35,11 @@ from uuid import UUID, uuid4
 from eventsourcing.utils import resolve_topic
 from platformdirs import user_data_path
 
-from .domain.errors import StorageError
+from .domain.errors import EncryptionKeyError, StorageError
 
 if TYPE_CHECKING:
     from eventsourcing.application import Application
+    from eventsourcing.persistence import StoredEvent
 
     from .projections.projector import Projector
     from .projections.views import TranscriptViews
@@ -40,6 +47,9 @@ if TYPE_CHECKING:
 URL_VARIABLE = "TRANSCRIPTS_URL"
 LOCK_TIMEOUT_VARIABLE = "TRANSCRIPTS_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 30.0
+CIPHER_KEY_VARIABLE = "TRANSCRIPTS_CIPHER_KEY"
+CIPHER_TOPIC = "transcripts.adapters.cipher:AESCipher"
+CIPHER_KEY_SIZES = (16, 24, 32)  # bytes: AES-128, AES-192, AES-256
 TRANSCODER_TOPIC = "transcripts.adapters.codec:OrjsonTranscoder"
 SQLITE_PERSISTENCE_MODULE = "transcripts.adapters.sqlite_factory:Factory"
 SQLITE_BACKEND_TOPIC = "transcripts.adapters.sqlite_backend:SQLITE"
@@ -70,6 +80,14 @@ class StorageBackend(Protocol):
 
     def open_views(self, log: Application[UUID], projector: type[Projector]) -> TranscriptViews:
         """The views of the store, created if new, kept up to date by the log's writers."""
+
+    def replace_stream(self, log: Application[UUID], tombstone: StoredEvent) -> None:
+        """Insert `tombstone` and delete every earlier event of its stream, in one transaction
+        (fenced like every insert: a version conflict raises the library's IntegrityError)."""
+
+    def scrub(self, log: Application[UUID]) -> None:
+        """After an erasure (its views caught up): leave none of the deleted bytes where the
+        backend can reach them (indexes, free space, the write-ahead log)."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +123,7 @@ class StoreConfig:
     sqlite_path: Path | None  # None for memory:// and PostgreSQL
     backend_topic: str = SQLITE_BACKEND_TOPIC  # a StorageBackend
     postgres: PostgresLocation | None = None
+    cipher_key: str | None = field(default=None, repr=False)
 
     def backend(self) -> StorageBackend:
         try:
@@ -116,19 +135,26 @@ class StoreConfig:
             ) from None
 
     @classmethod
-    def from_url(cls, url: str | None = None, *, lock_timeout: float | None = None) -> StoreConfig:
+    def from_url(
+        cls,
+        url: str | None = None,
+        *,
+        lock_timeout: float | None = None,
+        cipher_key: str | None = None,
+    ) -> StoreConfig:
         url = url or default_url()
         timeout = _lock_timeout(lock_timeout)
+        key = _cipher_key(cipher_key)
         if url == "memory://":
-            return cls(url, timeout, None)
+            return cls(url, timeout, None, cipher_key=key)
         if url.startswith("sqlite:///"):
             path = url.removeprefix("sqlite:///")
             if not path or path.endswith("/"):
                 raise StorageError(f"no database file in URL {url!r}")
-            return cls(url, timeout, Path(path))
+            return cls(url, timeout, Path(path), cipher_key=key)
         if url.startswith(POSTGRES_SCHEMES):
             location = _postgres_location(url)
-            return cls(location.url, timeout, None, POSTGRES_BACKEND_TOPIC, location)
+            return cls(location.url, timeout, None, POSTGRES_BACKEND_TOPIC, location, key)
         raise StorageError(
             f"unsupported store URL {_without_password(url)!r}: use memory://, "
             "sqlite:///relative.db, sqlite:////absolute/path.db "
@@ -142,6 +168,7 @@ class StoreConfig:
             "AGGREGATE_CACHE_MAXSIZE": str(AGGREGATE_CACHE_SIZE),
             "AGGREGATE_CACHE_FASTFORWARD": "n",
             "DEEPCOPY_FROM_AGGREGATE_CACHE": "n",
+            **self._cipher_env(),
         }
         if self.postgres is not None:
             return {**self._postgres_env(self.postgres), **cache}
@@ -156,6 +183,18 @@ class StoreConfig:
             "SQLITE_LOCK_TIMEOUT": str(max(1, round(self.lock_timeout))),
             **cache,
         }
+
+    def _cipher_env(self) -> dict[str, str]:
+        if self.cipher_key is None:
+            return {}
+        try:
+            resolve_topic(CIPHER_TOPIC)
+        except ImportError:
+            raise StorageError(
+                "encryption needs the cryptography package: "
+                "pip install 'transcript-store[encryption]'"
+            ) from None
+        return {"CIPHER_TOPIC": CIPHER_TOPIC, "CIPHER_KEY": self.cipher_key}
 
     def _postgres_env(self, location: PostgresLocation) -> dict[str, str]:
         """The library's PostgreSQL module. Its tables are named after the application
@@ -212,6 +251,28 @@ def _without_password(url: str) -> str:
     if not separator or not at or ":" not in credentials:
         return url
     return f"{scheme}://{credentials.split(':', 1)[0]}:***@{place}"
+
+
+def new_cipher_key() -> str:
+    """A random AES-256 key, as `TRANSCRIPTS_CIPHER_KEY` takes it."""
+    return b64encode(secrets.token_bytes(max(CIPHER_KEY_SIZES))).decode()
+
+
+def _cipher_key(given: str | None) -> str | None:
+    """The key given, else the environment's; checked to be a key `generate-key` makes."""
+    key = given if given is not None else os.environ.get(CIPHER_KEY_VARIABLE)
+    if not key:
+        return None
+    try:
+        size = len(b64decode(key, validate=True))
+    except (binascii.Error, ValueError):
+        size = 0
+    if size not in CIPHER_KEY_SIZES:
+        raise EncryptionKeyError(
+            f"{CIPHER_KEY_VARIABLE} is not a valid key (base64 of 16, 24 or 32 bytes): "
+            "make one with `transcripts generate-key`"
+        )
+    return key
 
 
 def _lock_timeout(given: float | None) -> float:

@@ -4,17 +4,21 @@ Commands load a Transcript (cached; replayed from its events on a miss), let it 
 save its new events in one transaction. A failed save (a version conflict with another
 writer, a lock not obtained) evicts the cached copy and is retried with exponential backoff
 and full jitter until the lock timeout: safe, because message ids make every write idempotent.
+
+`erase` is the one write that removes events: the backend replaces the session's stream by
+its tombstone in one transaction (see `StorageBackend.replace_stream`).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import fields
 from typing import Any, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import IntegrityError, PersistenceError
+from eventsourcing.persistence import IntegrityError, PersistenceError, StoredEvent
 from eventsourcing.utils import Environment, EnvType
 
 from . import backoff
@@ -23,9 +27,14 @@ from .domain.errors import SessionNotFoundError, StorageError, TranscriptError
 from .domain.transcript import Transcript, transcript_id
 
 T = TypeVar("T")
+ReplaceStream = Callable[[Application[UUID], StoredEvent], None]
 
 _LOCK_STRIPES = 64
 _SESSION_PAGE = 500
+_FIRST_TOPICS = [Transcript.Started.TOPIC, Transcript.Erased.TOPIC]  # a stream begins with one
+# What decoding or replaying a damaged stored event raises (the library's decoding errors
+# are ValueErrors; an event of the wrong shape fails as it is built or applied).
+UNREADABLE = (ValueError, TypeError, AttributeError, KeyError)
 
 
 class TranscriptLog(Application[UUID]):
@@ -73,7 +82,11 @@ class TranscriptLog(Application[UUID]):
         raise self._timed_out(session_id, error)
 
     def session_events(self, session_id: str, lte: int | None = None) -> list[Transcript.Event]:
-        events = list(self.events.get(transcript_id(session_id), lte=lte))
+        try:
+            stored = self.events.get(transcript_id(session_id), lte=lte)
+            events = [_complete(event) for event in stored]  # type: ignore[arg-type]
+        except UNREADABLE as error:
+            raise corrupt_session(session_id, error) from error
         if not events:
             raise SessionNotFoundError(session_id)
         return events  # type: ignore[return-value]
@@ -98,6 +111,9 @@ class TranscriptLog(Application[UUID]):
             raise SessionNotFoundError(session_id) from None
         except PersistenceError as error:
             raise StorageError(f"cannot read session {session_id!r}: {error}") from error
+        except UNREADABLE as error:
+            self._evict(aggregate_id)
+            raise corrupt_session(session_id, error) from error
         return transcript
 
     def _try_save(self, transcript: Transcript) -> PersistenceError | None:
@@ -106,6 +122,7 @@ class TranscriptLog(Application[UUID]):
             self.record(transcript)
         except PersistenceError as error:
             self._evict(transcript.id)
+            _fail_if_lasting(transcript.session_id, error)
             return error
         except BaseException:  # the cached aggregate holds events that were not saved
             self._evict(transcript.id)
@@ -131,6 +148,37 @@ class TranscriptLog(Application[UUID]):
                     return result
         raise self._timed_out(session_id, error)
 
+    def erase(self, session_id: str, replace: ReplaceStream) -> tuple[Transcript.Erased, bool]:
+        """Replace the session's stream by its tombstone; return it, and whether an earlier
+        call had erased it already (then nothing is written).
+
+        `replace(log, tombstone)` inserts the tombstone and deletes every earlier event of the
+        stream in one transaction; a version conflict with a concurrent write is retried.
+        """
+        aggregate_id = transcript_id(session_id)
+        error: PersistenceError | None = None
+        with self._locks[hash(aggregate_id) % _LOCK_STRIPES]:
+            for _ in backoff.attempts(self.lock_timeout):
+                transcript = self.load(session_id)
+                if transcript.erasure is not None:
+                    return transcript.erasure, True
+                tombstone = transcript.erase()
+                events = transcript.collect_events()
+                try:
+                    replace(self, self.mapper.to_stored_event(events[0]))
+                except PersistenceError as failed:
+                    self._evict(aggregate_id)
+                    _fail_if_lasting(session_id, failed)
+                    error = failed
+                    continue
+                except BaseException:
+                    self._evict(aggregate_id)
+                    raise
+                if self.repository.cache is not None:
+                    self.repository.cache.put(aggregate_id, transcript)
+                return tombstone, False
+        raise self._timed_out(session_id, error)
+
     def _timed_out(self, session_id: str, error: PersistenceError | None) -> StorageError:
         cause = (
             "other writers kept winning the race" if isinstance(error, IntegrityError) else error
@@ -152,7 +200,7 @@ class TranscriptLog(Application[UUID]):
         position: int | None = None
         while True:
             page = recorder.select_notifications(
-                position, _SESSION_PAGE, topics=[Transcript.Started.TOPIC], inclusive_of_start=False
+                position, _SESSION_PAGE, topics=_FIRST_TOPICS, inclusive_of_start=False
             )
             for notification in page:
                 try:
@@ -165,7 +213,48 @@ class TranscriptLog(Application[UUID]):
             position = page[-1].id
 
 
+# What a write fails with that waiting does not cure (a full disk, a read-only file, I/O
+# errors): it fails at once rather than retrying until the lock timeout.
+_LASTING_FAILURES = (
+    "disk i/o error",
+    "disk is full",
+    "no space left",
+    "could not extend file",
+    "readonly database",
+    "read-only",
+)
+
+
+def _fail_if_lasting(session_id: str, error: PersistenceError) -> None:
+    if any(failure in str(error).lower() for failure in _LASTING_FAILURES):
+        raise StorageError(f"cannot write session {session_id!r}: {error}") from error
+
+
+def _complete(event: Transcript.Event) -> Transcript.Event:
+    """The event, if it has every field of its type (a damaged one decodes without some)."""
+    missing = [f.name for f in fields(event) if f.name not in vars(event)]
+    if missing:
+        raise TypeError(
+            f"{type(event).__name__} at originator_version {event.originator_version} "
+            f"has no {', '.join(missing)}"
+        )
+    return event
+
+
+def corrupt_session(session_id: str, error: BaseException) -> StorageError:
+    return StorageError(
+        f"cannot read session {session_id!r}: a stored event is corrupt "
+        f"({type(error).__name__}: {error}); the views leave it out (quarantined)"
+    )
+
+
 def _replay(transcript: Transcript | None, events: Iterable[Transcript.Event]) -> Transcript | None:
     for event in events:
-        transcript = event.mutate(transcript)
+        try:
+            transcript = event.mutate(transcript)
+        except UNREADABLE as error:  # a damaged event, decoded but not applicable
+            raise TypeError(
+                f"cannot apply {type(event).__name__} at originator_version "
+                f"{event.originator_version}: {error}"
+            ) from error
     return transcript

@@ -1,8 +1,9 @@
-"""Values the store hands back for compactions."""
+"""Values the store hands back for compactions and erasures."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 
@@ -29,3 +30,21 @@ class CompactionResult:
     messages: list[dict[str, Any]]
     failure: str | None = None
     error: str | None = None
+
+
+@dataclass(frozen=True)
+class Erasure:
+    """What `forget` erased: the counts its tombstone records, and when.
+
+    `already_erased`: an earlier call erased the session; this one changed nothing (it only
+    cleaned the store's files again).
+    """
+
+    session_id: str
+    started_at: datetime
+    erased_at: datetime
+    messages: int
+    compactions_committed: int
+    compactions_failed: int
+    events: int  # events deleted
+    already_erased: bool = False

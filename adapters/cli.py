@@ -2,7 +2,8 @@
 
 This module holds the group, its global options and the one place where errors become
 messages; the commands live in `cli_read.py` (info, sessions, show, history, audit, events,
-explain), `cli_io.py` (import hermes, import jsonl, export) and `cli_projections.py`.
+explain), `cli_io.py` (import hermes, import jsonl, export), `cli_forget.py` and
+`cli_projections.py`.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from importlib.metadata import version
 from typing import Any
 
 import click
-from eventsourcing.persistence import PersistenceError
+from eventsourcing.persistence import MapperDeserialisationError, PersistenceError
 
 from ..application import TranscriptStore
-from ..config import default_path
+from ..config import default_path, new_cipher_key
 from ..domain.errors import TranscriptError
-from . import cli_follow, cli_io, cli_migrate, cli_read, cli_search
+from . import cli_follow, cli_forget, cli_io, cli_migrate, cli_read, cli_search
 from .cli_projections import projections
 from .cli_support import CONTEXT_SETTINGS, StoreOpener, console, with_store
 from .demo import run_demo
@@ -29,21 +30,33 @@ class TranscriptsGroup(click.Group):
     Subcommands run inside the root group's `invoke`, so this is the one place: errors the
     library raises on purpose (`TranscriptError`: unknown sessions or messages, bad URLs,
     a file that is not a store, malformed input), the event-sourcing library's
-    `PersistenceError` (a damaged store) and file errors (`OSError`) become
-    `click.ClickException`s. Anything else is a bug and keeps its traceback.
+    `PersistenceError` (a damaged store) and `MapperDeserialisationError` (a stored event
+    that cannot be decoded) and file errors (`OSError`) become `click.ClickException`s of
+    one line. Anything else is a bug and keeps its traceback.
     """
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except TranscriptError as error:
-            raise click.ClickException(str(error)) from None
+            raise one_line(str(error)) from None
         except PersistenceError as error:  # the library's own, from a damaged store
-            raise click.ClickException(f"cannot use the store: {error}") from None
+            raise one_line(f"cannot use the store: {error}") from None
+        except MapperDeserialisationError as error:  # a stored event's bytes are damaged
+            raise one_line(f"cannot read the store: a stored event is corrupt: {error}") from None
         except OSError as error:
             if error.errno == errno.EPIPE:  # stdout closed early (`| head`): click handles it
                 raise
-            raise click.ClickException(os_error_text(error)) from None
+            raise one_line(os_error_text(error)) from None
+
+
+def one_line(text: str) -> click.ClickException:
+    """An error of one line, whatever line breaks its text holds (a file name, a driver's
+    multi-line message)."""
+    lines = text.splitlines()
+    if len(lines) > 1:
+        text = " ".join(line.strip() for line in lines if line.strip())
+    return click.ClickException(text)
 
 
 def os_error_text(error: OSError) -> str:
@@ -90,11 +103,24 @@ def path() -> None:
     click.echo(default_path())
 
 
+@cli.command("generate-key")
+def generate_key() -> None:
+    """Print a new random key to encrypt a store at rest with (AES-256).
+
+    Keep it safe: a store made with it cannot be read without it. Use it as
+    `export TRANSCRIPTS_CIPHER_KEY=$(transcripts generate-key)` before creating the store.
+
+    Example: transcripts generate-key
+    """
+    click.echo(new_cipher_key())
+
+
 for command in [*cli_read.COMMANDS, *cli_io.COMMANDS, projections]:
     cli.add_command(command)
 projections.add_command(cli_follow.follow)  # `projections follow`
 cli.add_command(cli_migrate.migrate_command)  # `migrate --from URL --to URL`
 cli.add_command(cli_search.search)
+cli.add_command(cli_forget.forget)  # `forget SESSION`
 
 
 def main() -> None:

@@ -7,6 +7,10 @@ sessions, same ids, same times. The source is only read (its views are not touch
 end the copy is read back and compared with the source event by event, the target's views
 are rebuilt from it, and verified against an independent fold of its log.
 
+Between stores with different cipher keys (a plain store into an encrypted one, or a key
+rotation) each event is decoded with the source's key and encoded with the target's, and
+the check compares the decoded events.
+
 A target that has events already is refused, unless `append` is given and no session is in
 both stores (a session's events cannot be merged). A copy that fails half-way leaves the
 events copied so far in the target: drop the target (or start from a fresh one) and run
@@ -15,6 +19,7 @@ again.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
@@ -31,8 +36,8 @@ from eventsourcing.persistence import (
 )
 
 from ..application import TranscriptStore
-from ..config import StoreConfig
-from ..domain.errors import StorageError, TranscriptError
+from ..config import CIPHER_KEY_VARIABLE, StoreConfig
+from ..domain.errors import EncryptionKeyError, StorageError, TranscriptError
 from ..domain.transcript import Transcript
 from ..log import TranscriptLog
 from ..projections.verify import VerifyReport
@@ -69,13 +74,17 @@ def migrate(
     target_url: str,
     *,
     append: bool = False,
+    source_key: str | None = None,
+    target_key: str | None = None,
     progress: Progress | None = None,
     rebuild_progress: Progress | None = None,
 ) -> Migration:
     """Copy every event of the store at `source_url` into the store at `target_url`,
-    then check the copy, rebuild the target's views and verify them."""
-    source_config = StoreConfig.from_url(source_url)
-    target_config = StoreConfig.from_url(target_url)
+    then check the copy, rebuild the target's views and verify them.
+
+    The cipher keys default to `$TRANSCRIPTS_CIPHER_KEY`; "" means a plain store."""
+    source_config = StoreConfig.from_url(source_url, cipher_key=source_key)
+    target_config = StoreConfig.from_url(target_url, cipher_key=target_key)
     if "memory://" in (source_config.url, target_config.url):
         raise MigrationError("an in-memory store cannot be migrated from or to")
     if _same_store(source_config, target_config):
@@ -102,16 +111,38 @@ def migrate(
                     f"{len(both)} sessions are in both stores (e.g. {', '.join(both[:3])}): "
                     "a session's events cannot be merged"
                 )
+        _check_key(source, source_config)
         head = source.recorder.max_notification_id() or 0
+        recode = source_config.cipher_key != target_config.cipher_key
         for page in _pages(source.recorder):
-            target_log.recorder.insert_events([_as_stored(n) for n in page])
+            stored = [_as_stored(n) for n in page]
+            if recode:
+                stored = [
+                    target_log.mapper.to_stored_event(source.mapper.to_domain_event(event))
+                    for event in stored
+                ]
+            target_log.recorder.insert_events(stored)
             migration.events += len(page)
             if progress is not None:
                 progress(page[-1].id, head)
-        migration.mismatches = _compare(source.recorder, target_log.recorder, after=before)
+        same: Same = _decoded_equal(source, target_log) if recode else _stored_equal
+        migration.mismatches = _compare(source.recorder, target_log.recorder, before, same)
         target.rebuild_projections(rebuild_progress)
         migration.report = target.verify_projections()
     return migration
+
+
+def _check_key(source: TranscriptLog, config: StoreConfig) -> None:
+    """Raise EncryptionKeyError unless the source's first event decodes with its key."""
+    first = source.recorder.select_notifications(start=None, limit=1)
+    try:
+        for notification in first:
+            source.mapper.to_domain_event(_as_stored(notification))
+    except Exception:
+        raise EncryptionKeyError(
+            f"cannot read the events of {config.url} with the key given for it (none, or "
+            "another): name the variable holding its key with --from-key-env"
+        ) from None
 
 
 def _same_store(a: StoreConfig, b: StoreConfig) -> bool:
@@ -173,11 +204,15 @@ def _pages(recorder: ApplicationRecorder, after: int = 0) -> Iterator[list[Notif
 
 
 def _started(log: TranscriptLog) -> Iterator[tuple[UUID, str]]:
-    """(transcript id, session id) of every session in a log, by its Started event."""
+    """(transcript id, session id) of every session in a log, by its first event (Started, or
+    the Erased tombstone of a forgotten session)."""
     position = 0
     while True:
         page = log.recorder.select_notifications(
-            position, COPY_BATCH, topics=[Transcript.Started.TOPIC], inclusive_of_start=False
+            position,
+            COPY_BATCH,
+            topics=[Transcript.Started.TOPIC, Transcript.Erased.TOPIC],
+            inclusive_of_start=False,
         )
         for notification in page:
             try:
@@ -203,6 +238,23 @@ def _as_stored(notification: Notification) -> StoredEvent:
     )
 
 
+Same = Callable[[Notification, Notification], bool]
+
+
+def _stored_equal(original: Notification, copy: Notification) -> bool:
+    return _key(original) == _key(copy)
+
+
+def _decoded_equal(source: TranscriptLog, target: TranscriptLog) -> Same:
+    """Equal as events, whatever their encryption (a cipher's output differs every time)."""
+
+    def same(original: Notification, copy: Notification) -> bool:
+        decoded = source.mapper.to_domain_event(_as_stored(original))
+        return decoded == target.mapper.to_domain_event(_as_stored(copy))
+
+    return same
+
+
 def _key(notification: Notification) -> tuple[str, int, str, bytes]:
     return (
         str(notification.originator_id),
@@ -212,7 +264,9 @@ def _key(notification: Notification) -> tuple[str, int, str, bytes]:
     )
 
 
-def _compare(source: ApplicationRecorder, target: ApplicationRecorder, after: int) -> list[str]:
+def _compare(
+    source: ApplicationRecorder, target: ApplicationRecorder, after: int, same: Same
+) -> list[str]:
     """Read the copy back: the target's events after `after` must be the source's log."""
     mismatches: list[str] = []
     copied = (n for page in _pages(target, after) for n in page)
@@ -221,7 +275,7 @@ def _compare(source: ApplicationRecorder, target: ApplicationRecorder, after: in
             copy = next(copied, None)
             if copy is None:
                 return [*mismatches, f"the copy ends before source event {original.id}"]
-            if _key(copy) != _key(original):
+            if not same(original, copy):
                 mismatches.append(
                     f"source event {original.id} ({original.originator_id} "
                     f"v{original.originator_version}) differs in the copy (event {copy.id})"
@@ -244,19 +298,45 @@ def _compare(source: ApplicationRecorder, target: ApplicationRecorder, after: in
     is_flag=True,
     help="Copy into a store that has events already, if no session is in both.",
 )
-def migrate_command(source: str, target: str, append: bool) -> None:
+@click.option(
+    "--from-key-env",
+    "source_key_variable",
+    default=CIPHER_KEY_VARIABLE,
+    show_default=True,
+    metavar="NAME",
+    help="The environment variable holding the source's cipher key (unset: a plain store).",
+)
+@click.option(
+    "--to-key-env",
+    "target_key_variable",
+    default=CIPHER_KEY_VARIABLE,
+    show_default=True,
+    metavar="NAME",
+    help="The environment variable holding the target's cipher key (unset: a plain store).",
+)
+def migrate_command(
+    source: str, target: str, append: bool, source_key_variable: str, target_key_variable: str
+) -> None:
     """Copy a whole store to another one, e.g. SQLite to PostgreSQL or back.
 
     Every stored event is copied as it is, in log order (ids, versions and timestamps
     unchanged); then the copy is compared with the source, and the target's views are
     rebuilt and verified. Exit status 1 if the check or the verification fails. A target
-    with events is refused unless --append. `--db` is not used.
+    with events is refused unless --append. `--db` is not used. To encrypt a plain store,
+    or change its key, name the variables holding the keys: `NEW=$(transcripts
+    generate-key) transcripts migrate --from … --to … --to-key-env NEW`.
 
     Example: transcripts migrate --from sqlite:///transcripts.db --to postgresql://localhost/agents
     """
     with progress_bar("Copying events, then rebuilding views") as progress:
         migration = migrate(
-            source, target, append=append, progress=progress, rebuild_progress=progress
+            source,
+            target,
+            append=append,
+            source_key=os.environ.get(source_key_variable, ""),
+            target_key=os.environ.get(target_key_variable, ""),
+            progress=progress,
+            rebuild_progress=progress,
         )
     click.echo(
         f"Copied {migration.events} events of {migration.sessions} sessions "

@@ -43,12 +43,14 @@ def info(store: TranscriptStore, as_json: bool) -> None:
         "url": store.config.url,  # without a password
         "backend": backend,
         "path": None if path is None else str(path.resolve()),
+        "encrypted": store.config.cipher_key is not None,
         "sessions": len(sessions),
         "messages": sum(session["messages"] for session in sessions),
         "active": sum(session["active"] for session in sessions),
         "compactions_committed": sum(session["compactions_committed"] for session in sessions),
         "compactions_failed": sum(session["compactions_failed"] for session in sessions),
-        "events": sum(session["version"] for session in sessions),
+        "events": sum(1 if s["erased_at"] else s["version"] for s in sessions),  # a tombstone
+        "erased": sum(session["erased_at"] is not None for session in sessions),
     }
     statuses = store.projection_status()
     if as_json:
@@ -56,9 +58,11 @@ def info(store: TranscriptStore, as_json: bool) -> None:
         click.echo(to_json({**summary, "projections": projections}))
         return
     backend = summary["backend"] + (f", file {summary['path']}" if path is not None else "")
+    backend += ", encrypted (AES-GCM)" if summary["encrypted"] else ""
     click.echo(f"Store:        {summary['url']}")
     click.echo(f"Backend:      {backend}")
-    click.echo(f"Sessions:     {summary['sessions']}")
+    erased = f" ({summary['erased']} erased)" if summary["erased"] else ""
+    click.echo(f"Sessions:     {summary['sessions']}{erased}")
     click.echo(f"Messages:     {summary['messages']} stored, {summary['active']} active")
     click.echo(
         f"Compactions:  {summary['compactions_committed']} committed, "
@@ -178,11 +182,15 @@ def history(store: TranscriptStore, session_id: str, as_json: bool) -> None:
 def audit(store: TranscriptStore, session_id: str | None, failed: bool, as_json: bool) -> None:
     """List compaction attempts, committed and failed: what they changed, why, tokens saved.
 
-    Without SESSION, the attempts of every session.
+    Without SESSION, the attempts of every session (erased sessions have none).
 
     Example: transcripts audit --failed
     """
-    session_ids = [session_id] if session_id else [s["id"] for s in store.sessions()]
+    session_ids = (
+        [session_id]
+        if session_id
+        else [s["id"] for s in store.sessions() if s["erased_at"] is None]
+    )
     attempts = [
         {"session_id": each, **attempt, "tokens_saved": tokens_saved(attempt)}
         for each in session_ids

@@ -29,8 +29,8 @@ def search(
 ) -> None:
     """Search every message ever stored, superseded ones included, best match first.
 
-    QUERY is SQLite FTS5 syntax: words (matched by their stem), "exact phrases",
-    prefix*, AND / OR / NOT, NEAR(a b).
+    QUERY: words (matched by their stem), "exact phrases", AND / OR / NOT; on SQLite
+    also prefix* and NEAR(a b) (FTS5 syntax), on PostgreSQL -word (web-search syntax).
 
     Example: transcripts search 'lisbon AND weather' --role assistant
     """

@@ -101,7 +101,10 @@ def _resume_point(store: TranscriptStore, session: HermesSession, plan: SessionP
     except SessionNotFoundError:
         events = []
     ids: dict[str, str] = {}
-    if events:
+    erased = bool(events) and events[0]["type"] == "Erased"
+    if erased:  # forgotten: importing it again would bring back what was erased
+        notes.append(f"erased at {events[0]['at']:%Y-%m-%d %H:%M:%S} UTC: not imported again")
+    elif events:
         notes += _check_started(session, events[0]["data"])
         stored = events[1:]
         matched = 0
@@ -118,7 +121,7 @@ def _resume_point(store: TranscriptStore, session: HermesSession, plan: SessionP
         if 0 < len(stored) < len(plan.units):
             notes.append(f"resumed after the {len(stored)} events stored by an earlier import")
     done = max(len(events) - 1, 0)
-    if events and done == len(plan.units):
+    if erased or events and done == len(plan.units):
         status: Status = "unchanged"
     else:
         status = "repaired" if plan.repaired else "imported"

@@ -14,6 +14,7 @@ same messages.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,7 @@ import orjson
 
 from ..application import TranscriptStore
 from ..domain.errors import InvalidMessageError, TranscriptError
-from ..domain.messages import content_hash, split_id, with_id
+from ..domain.messages import MAX_DEPTH, check_json, content_hash, split_id, with_id
 
 SOURCE = "jsonl"
 
@@ -86,17 +87,31 @@ def read_jsonl(path: Path) -> list[JsonlSession]:
 
 
 def _parse_line(line: bytes) -> tuple[str | None, dict[str, Any]]:
+    # The standard parser, not orjson: orjson reads an integer beyond 64 bits as a float,
+    # which would change the value silently; here it stays exact and validation refuses it.
     try:
-        value = orjson.loads(line)
-    except orjson.JSONDecodeError as error:
+        value = json.loads(line.decode("utf-8"), parse_constant=_not_json)
+    except UnicodeDecodeError as error:
+        raise InvalidMessageError(f"not valid UTF-8 at byte {error.start + 1}") from None
+    except json.JSONDecodeError as error:
         raise InvalidMessageError(f"not valid JSON: {error.msg} at column {error.colno}") from None
+    except ValueError as error:  # NaN, Infinity
+        raise InvalidMessageError(f"not valid JSON: {error}") from None
+    except RecursionError:
+        raise InvalidMessageError(f"nested deeper than {MAX_DEPTH} levels") from None
     if not isinstance(value, dict):
         raise InvalidMessageError(f"a message must be a JSON object, not {type(value).__name__}")
     session_id = value.pop("session_id", None)
     if session_id is not None and (not isinstance(session_id, str) or not session_id.strip()):
         raise InvalidMessageError(f"session_id must be a non-empty string: {session_id!r}")
+    if session_id is not None:
+        check_json(session_id, "session_id")  # text the store takes (no lone surrogate)
     split_id(value)  # validates the role, the id and the values
     return session_id, value
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def derived_id(file_name: str, session_id: str, index: int, digest: str) -> str:

@@ -7,6 +7,8 @@
   the view tables) if some are missing, one process at a time under a session advisory
   lock: the library's `CREATE … IF NOT EXISTS` statements race when processes open a new
   database at once.
+- `replace_stream` and `scrub` erase a session (`postgres_erasure`), whose version fence
+  `open_views` creates with the tables.
 - `TranscriptRecorder` is the library's application recorder, minus the library's own retry
   of failed inserts (10 tries, 0.2 s apart): the store retries every failed write itself,
   with exponential backoff and jitter, up to its lock timeout.
@@ -20,12 +22,15 @@ from uuid import UUID
 
 import psycopg
 from eventsourcing.application import Application
+from eventsourcing.persistence import StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
 
 from ..config import PostgresLocation, StoreConfig
 from ..domain.errors import StorageError
 from ..projections.projector import Projector
+from . import postgres_erasure
 from .postgres_views import PostgresTranscriptViews, advisory_key
+from .sealing import SETTINGS_TABLE
 from .sql_views import QUARANTINE, VERSIONS_TABLE
 
 CHECK_TIMEOUT = 10  # seconds to reach the server when a store opens
@@ -64,12 +69,22 @@ class PostgresBackend:
             "sessions",
             QUARANTINE,
             VERSIONS_TABLE,
+            SETTINGS_TABLE,
         ]
         if not _all_exist(datastore, required, recorder.stored_event_type_name):
             with _schema_lock(datastore, recorder.events_table_name):
                 recorder.create_table()
                 views.create_table()
+        if not postgres_erasure.has_fence(datastore, recorder.events_table_name):
+            with _schema_lock(datastore, recorder.events_table_name):
+                postgres_erasure.create_fence(datastore, recorder.events_table_name)
         return views
+
+    def replace_stream(self, log: Application[UUID], tombstone: StoredEvent) -> None:
+        postgres_erasure.replace_stream(log, tombstone)
+
+    def scrub(self, log: Application[UUID]) -> None:
+        postgres_erasure.scrub(log)
 
 
 POSTGRES = PostgresBackend()

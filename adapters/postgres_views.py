@@ -14,6 +14,9 @@ transactions, types and catalog, on the library's `PostgresTrackingRecorder` (tr
   (kept exactly as written: key order, and `\\u0000` escapes `jsonb` would refuse),
   `timestamptz` times, `boolean` flags, `bigint` numbers.
 - `follow` uses the library's LISTEN/NOTIFY subscription of the log.
+- Full-text search is `message_search`, search vectors fed by triggers on `message_history`
+  (`postgres_search`), swapped in with the views on a rebuild; a store made before search
+  existed gets it (filled) when opened.
 """
 
 from __future__ import annotations
@@ -42,14 +45,17 @@ from psycopg.sql import SQL
 from .. import backoff
 from ..domain.errors import StorageError
 from ..projections.projector import Projector
+from . import postgres_search as search
 from .sql_views import (
     BATCH_SIZE,
     LIVE,
+    NEXT,
     REBUILD_SUFFIX,
     TRACKING_NAME,
     ColumnTypes,
     Followed,
     SQLTranscriptViews,
+    Tables,
 )
 
 POSTGRES_COLUMNS = ColumnTypes(
@@ -109,6 +115,8 @@ class PostgresTranscriptViews(SQLTranscriptViews, PostgresTrackingRecorder):
 
     COLUMNS = POSTGRES_COLUMNS
     POSITION = "notification_id"
+    CIPHERTEXT_AS_TEXT = True
+    SEARCH = staticmethod(search.search)
 
     def __init__(
         self,
@@ -177,6 +185,46 @@ class PostgresTranscriptViews(SQLTranscriptViews, PostgresTrackingRecorder):
             (self.datastore.schema, list(tables)),
         )
         return [row["statement"] for row in c.fetchall()]
+
+    def _derived_statements(self, tables: Tables) -> list[str]:
+        if self.content.encrypted:  # an index of ciphertext finds nothing
+            return []
+        # The functions are made with the live tables (a rebuild finds them there).
+        functions = search.function_statements() if tables is LIVE else []
+        return [
+            *functions,
+            *search.table_statements(tables.message_history),
+            *search.trigger_statements(tables.message_history),
+        ]
+
+    def _derived_tables(self, tables: Tables) -> list[str]:
+        return [] if self.content.encrypted else [search.search_table(tables.message_history)]
+
+    def _before_swap(self, c: QmarkCursor) -> None:
+        for statement in search.drop_trigger_statements(NEXT.message_history):
+            c.execute(statement)
+
+    def _after_swap(self, c: QmarkCursor) -> None:
+        if self.content.encrypted:
+            return
+        history = LIVE.message_history
+        for statement in [
+            *search.rename_index_statements(NEXT.message_history, history),
+            *search.trigger_statements(history),
+        ]:
+            c.execute(statement)
+
+    def ensure_current(self) -> None:
+        """Give a store made before full-text search existed its search table, then as usual."""
+        if not self.content.encrypted:
+            with self._reading() as c:
+                searchable = self._table_exists(c, search.search_table(LIVE.message_history))
+            if not searchable:
+                with self._writing() as c:
+                    for statement in self._derived_statements(LIVE):
+                        c.execute(statement)
+                    c.execute(search.backfill_statement(LIVE.message_history))
+        super().ensure_current()
 
     def _swap_table(self, c: QmarkCursor, live: str, rebuilt: str) -> None:
         super()._swap_table(c, live, rebuilt)

@@ -18,8 +18,10 @@ def when(at: datetime, *, seconds: bool = True) -> str:
 
 
 def sessions_table(sessions: Sequence[dict[str, Any]]) -> Table:
-    """Session ids in full (other commands take them); the other columns wrap when narrow."""
+    """Session ids in full (other commands take them); the other columns wrap when narrow.
+    An `erased` column says when, if a session was erased (its counts are then 0)."""
     with_parents = any(session["parent_id"] for session in sessions)
+    with_erased = any(session["erased_at"] for session in sessions)
     table = Table(title="Sessions")
     table.add_column("session", no_wrap=True)
     for column in ["source", "model", *(["parent"] if with_parents else [])]:
@@ -28,11 +30,15 @@ def sessions_table(sessions: Sequence[dict[str, Any]]) -> Table:
     table.add_column("active", justify="right")
     table.add_column("stored", justify="right")
     table.add_column("compactions", overflow="fold")
+    if with_erased:
+        table.add_column("erased")
     for session in sessions:
         compactions = str(session["compactions_committed"])
         if session["compactions_failed"]:
             compactions += f" ({session['compactions_failed']} failed)"
         parent = [session["parent_id"] or ""] if with_parents else []
+        erased = session["erased_at"]
+        erased_column = [when(erased, seconds=False) if erased else ""] if with_erased else []
         table.add_row(
             session["id"],
             session["source"],
@@ -42,6 +48,7 @@ def sessions_table(sessions: Sequence[dict[str, Any]]) -> Table:
             str(session["active"]),
             str(session["messages"]),
             compactions,
+            *erased_column,
         )
     return table
 

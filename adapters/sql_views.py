@@ -22,14 +22,13 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
-from typing import Any, ClassVar
+from functools import cached_property, lru_cache
+from typing import Any, ClassVar, Protocol
 from uuid import UUID
 
 import orjson
 from eventsourcing.persistence import Mapper, PersistenceError, StoredEvent, Tracking
 
-from ..domain.errors import TranscriptError
 from ..domain.messages import Message
 from ..projections.projector import LogEntry, Projector, ViewState
 from ..projections.rows import (
@@ -42,6 +41,14 @@ from ..projections.rows import (
     ViewChanges,
 )
 from ..projections.views import Progress, SearchHit, SessionRows, TranscriptViews, ViewStatus
+from .sealing import (
+    ENCRYPTION_SETTING,
+    SETTINGS_TABLE,
+    ContentColumns,
+    SealedColumns,
+    check_setting,
+    content_columns,
+)
 
 TRACKING_NAME = "transcripts"
 REBUILD_TRACKING_NAME = "transcripts~rebuild"
@@ -53,6 +60,19 @@ FOLLOW_POLL_INTERVAL = 0.2  # seconds between polls where the database cannot no
 
 Cursor = Any  # a DB-API cursor whose rows are read by column name
 Followed = Callable[[int], None]  # on_batch(events projected)
+
+
+class Search(Protocol):
+    def __call__(
+        self,
+        cursor: Cursor,
+        query: str,
+        *,
+        session_id: str | None,
+        role: str | None,
+        active_only: bool,
+        limit: int,
+    ) -> list[SearchHit]: ...
 
 
 @dataclass(frozen=True)
@@ -102,7 +122,7 @@ class ColumnTypes:
             f"started_at {at} NOT NULL, last_event_at {at} NOT NULL, version {i} NOT NULL, "
             f"message_count {i} NOT NULL, active_count {i} NOT NULL, "
             f"compactions_committed {i} NOT NULL, compactions_failed {i} NOT NULL, "
-            f"quarantined {i} NOT NULL)",
+            f"quarantined {i} NOT NULL, erased_at {at})",
             f"CREATE TABLE IF NOT EXISTS {tables.active_messages} ("
             f"session_id {t} NOT NULL, position {i} NOT NULL, message_id {t} NOT NULL, "
             f"role {t} NOT NULL, message {j} NOT NULL, "
@@ -130,6 +150,12 @@ class ColumnTypes:
         return (
             f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} "
             f"(view {self.text} PRIMARY KEY, version {self.integer} NOT NULL)"
+        )
+
+    def settings_statement(self) -> str:
+        return (
+            f"CREATE TABLE IF NOT EXISTS {SETTINGS_TABLE} "
+            f"(name {self.text} PRIMARY KEY, value {self.long_text} NOT NULL)"
         )
 
 
@@ -174,6 +200,8 @@ class SQLTranscriptViews(TranscriptViews):
 
     COLUMNS: ClassVar[ColumnTypes]
     POSITION: ClassVar[str]  # the log position column of the events table
+    CIPHERTEXT_AS_TEXT: ClassVar[bool]  # whether columns need ciphertext as text (base64)
+    SEARCH: ClassVar[Search]  # the dialect's full-text search of `message_history`
 
     mapper: Mapper[UUID]
     projector: type[Projector]
@@ -226,7 +254,10 @@ class SQLTranscriptViews(TranscriptViews):
         active_only: bool = False,
         limit: int = 20,
     ) -> list[SearchHit]:
-        raise TranscriptError("full-text search is available on SQLite stores only, for now")
+        with self._current() as c:
+            return self.SEARCH(
+                c, query, session_id=session_id, role=role, active_only=active_only, limit=limit
+            )
 
     @staticmethod
     @abstractmethod
@@ -244,6 +275,34 @@ class SQLTranscriptViews(TranscriptViews):
     @abstractmethod
     def _bool_param(value: bool) -> Any: ...
 
+    # -- content columns (encrypted on an encrypted store) ---------------------------------
+
+    @cached_property
+    def content(self) -> ContentColumns:
+        return content_columns(self.mapper.cipher, as_text=self.CIPHERTEXT_AS_TEXT)
+
+    def _json_content(self, stored: Any) -> Any:
+        """A message or metadata column's value, decrypted on an encrypted store."""
+        content = self.content
+        if isinstance(content, SealedColumns):
+            return content.open_json(stored)
+        return self._load_json(stored)
+
+    def _check_encryption(self, c: Cursor) -> None:
+        """Record whether a new store is encrypted; refuse a key that cannot read this one."""
+        c.execute(f"SELECT value FROM {SETTINGS_TABLE} WHERE name = ?", (ENCRYPTION_SETTING,))
+        row = c.fetchone()
+        if row is not None:
+            check_setting(self.content, row["value"])
+            return
+        c.execute(f"SELECT 1 AS found FROM {self.events_table} LIMIT 1")
+        if c.fetchone() is not None:  # made before stores recorded it: not encrypted
+            check_setting(self.content, content_columns(None).setting())
+        c.execute(
+            f"INSERT INTO {SETTINGS_TABLE} VALUES (?, ?)",
+            (ENCRYPTION_SETTING, self.content.setting()),
+        )
+
     # -- rows ------------------------------------------------------------------------------
 
     def _session_row(self, row: Any) -> SessionRow:
@@ -253,7 +312,7 @@ class SQLTranscriptViews(TranscriptViews):
             source=row["source"],
             model=row["model"],
             parent_id=row["parent_id"],
-            metadata=self._load_json(row["metadata"]),
+            metadata=self._json_content(row["metadata"]),
             started_at=self._load_time(row["started_at"]),
             last_event_at=self._load_time(row["last_event_at"]),
             version=row["version"],
@@ -262,6 +321,7 @@ class SQLTranscriptViews(TranscriptViews):
             compactions_committed=row["compactions_committed"],
             compactions_failed=row["compactions_failed"],
             quarantined=row["quarantined"],
+            erased_at=None if row["erased_at"] is None else self._load_time(row["erased_at"]),
         )
 
     def _active_row(self, row: Any) -> ActiveRow:
@@ -270,7 +330,7 @@ class SQLTranscriptViews(TranscriptViews):
             row["position"],
             row["message_id"],
             row["role"],
-            self._load_json(row["message"]),
+            self._json_content(row["message"]),
         )
 
     def _history_row(self, row: Any) -> HistoryRow:
@@ -279,7 +339,7 @@ class SQLTranscriptViews(TranscriptViews):
             seq=row["seq"],
             message_id=row["message_id"],
             role=row["role"],
-            message=self._load_json(row["message"]),
+            message=self._json_content(row["message"]),
             active=bool(row["active"]),
             superseded_by=row["superseded_by"],
             added_by=row["added_by"],
@@ -293,9 +353,9 @@ class SQLTranscriptViews(TranscriptViews):
             session_id=row["session_id"],
             version=row["version"],
             status=row["status"],
-            reason=row["reason"],
+            reason=self.content.open_text(row["reason"]) or "",
             failure=row["failure"],
-            error=row["error"],
+            error=self.content.open_text(row["error"]),
             based_on_version=row["based_on_version"],
             superseded_ids=self._load_json(row["superseded_ids"]),
             added_ids=self._load_json(row["added_ids"]),
@@ -313,6 +373,7 @@ class SQLTranscriptViews(TranscriptViews):
             *self.COLUMNS.create_statements(LIVE),
             *self._derived_statements(LIVE),
             self.COLUMNS.versions_statement(),
+            self.COLUMNS.settings_statement(),
         ]
 
     # -- queries ---------------------------------------------------------------------------
@@ -323,7 +384,7 @@ class SQLTranscriptViews(TranscriptViews):
                 "SELECT message FROM active_messages WHERE session_id = ? ORDER BY position",
                 (session_id,),
             )
-            messages = [self._load_json(row["message"]) for row in c.fetchall()]
+            messages = [self._json_content(row["message"]) for row in c.fetchall()]
             if not messages and not self._exists(c, session_id):
                 return None
             return messages
@@ -355,7 +416,9 @@ class SQLTranscriptViews(TranscriptViews):
                 "SELECT message FROM active_messages WHERE session_id = ? ORDER BY position",
                 (session_id,),
             )
-            return row["version"], [self._load_json(active["message"]) for active in c.fetchall()]
+            return row["version"], [
+                self._json_content(active["message"]) for active in c.fetchall()
+            ]
 
     def session(self, session_id: str) -> SessionRow | None:
         with self._current() as c:
@@ -545,6 +608,7 @@ class SQLTranscriptViews(TranscriptViews):
 
     def ensure_current(self) -> None:
         with self._writing() as c:
+            self._check_encryption(c)
             if self._versions(c) == self.projector.VERSIONS:
                 return
             c.execute(f"SELECT 1 AS found FROM {self.events_table} LIMIT 1")
@@ -681,12 +745,14 @@ class SQLTranscriptViews(TranscriptViews):
         return LogEntry(position, name, version, topic, event)
 
     def _write(self, c: Cursor, tables: Tables, changes: ViewChanges) -> None:
-        time, flag = self._time_param, self._bool_param
+        time, flag, content = self._time_param, self._bool_param, self.content
+        for transcript in changes.erased:  # first: the batch holds no other row of theirs
+            self._erase_rows(c, tables, changes.sessions[transcript].session_id, transcript)
         if changes.history_inserts:
             c.executemany(
                 f"INSERT INTO {tables.message_history} VALUES (?,?,?,?,?,?,?,?,?,?)",
                 [
-                    (h.session_id, h.seq, h.message_id, h.role, _json(h.message),
+                    (h.session_id, h.seq, h.message_id, h.role, content.json(h.message),
                      flag(h.active), h.superseded_by, h.added_by, time(h.appended_at),
                      h.appended_version)
                     for h in changes.history_inserts.values()
@@ -706,8 +772,9 @@ class SQLTranscriptViews(TranscriptViews):
             c.executemany(
                 f"INSERT INTO {tables.compaction_attempts} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
-                    (a.compaction_id, a.session_id, a.version, a.status, a.reason, a.failure,
-                     a.error, a.based_on_version, a.superseded_count, a.added_count,
+                    (a.compaction_id, a.session_id, a.version, a.status,
+                     content.text(a.reason), a.failure, content.text(a.error),
+                     a.based_on_version, a.superseded_count, a.added_count,
                      _json(a.superseded_ids), _json(a.added_ids), a.tokens_before,
                      a.tokens_after, time(a.at))
                     for a in changes.attempts
@@ -716,12 +783,13 @@ class SQLTranscriptViews(TranscriptViews):
         started = [s for t, s in changes.sessions.items() if t in changes.started]
         if started:
             c.executemany(
-                f"INSERT INTO {tables.sessions} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO {tables.sessions} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     (s.session_id, s.transcript_id, s.source, s.model, s.parent_id,
-                     _json(s.metadata), time(s.started_at), time(s.last_event_at),
+                     content.json(s.metadata), time(s.started_at), time(s.last_event_at),
                      s.version, s.message_count, s.active_count, s.compactions_committed,
-                     s.compactions_failed, s.quarantined)
+                     s.compactions_failed, s.quarantined,
+                     None if s.erased_at is None else time(s.erased_at))
                     for s in started
                 ],
             )  # fmt: skip
@@ -737,14 +805,35 @@ class SQLTranscriptViews(TranscriptViews):
                     for s in updated
                 ],
             )  # fmt: skip
+        erased = [s for s in updated if s.transcript_id in changes.erased]
+        if erased:
+            c.executemany(
+                f"UPDATE {tables.sessions} SET source = ?, model = ?, parent_id = NULL, "
+                "metadata = ?, started_at = ?, erased_at = ? WHERE session_id = ?",
+                [
+                    (s.source, s.model, content.json(s.metadata), time(s.started_at),
+                     time(s.erased_at), s.session_id)
+                    for s in erased
+                    if s.erased_at is not None
+                ],
+            )  # fmt: skip
         self._write_quarantine(c, tables, changes.quarantine)
 
     @staticmethod
-    def _insert_active(c: Cursor, tables: Tables, rows: Sequence[ActiveRow]) -> None:
+    def _erase_rows(c: Cursor, tables: Tables, session_id: str, transcript_id: str) -> None:
+        """Delete an erased session's rows from every view but `sessions`."""
+        for table in (tables.active_messages, tables.message_history, tables.compaction_attempts):
+            c.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+        c.execute(
+            f"DELETE FROM {tables.quarantined_events} WHERE transcript_id = ?", (transcript_id,)
+        )
+
+    def _insert_active(self, c: Cursor, tables: Tables, rows: Sequence[ActiveRow]) -> None:
         if rows:
+            seal = self.content.json
             c.executemany(
                 f"INSERT INTO {tables.active_messages} VALUES (?,?,?,?,?)",
-                [(a.session_id, a.position, a.message_id, a.role, _json(a.message)) for a in rows],
+                [(a.session_id, a.position, a.message_id, a.role, seal(a.message)) for a in rows],
             )
 
     @staticmethod

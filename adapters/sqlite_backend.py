@@ -1,4 +1,5 @@
-"""The SQLite backend: prepares the store file and opens the views beside the events."""
+"""The SQLite backend: prepares the store file, opens the views beside the events, and
+erases sessions (`sqlite_erasure`)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ from pathlib import Path
 from uuid import UUID
 
 from eventsourcing.application import Application
+from eventsourcing.persistence import StoredEvent
+from eventsourcing.sqlite import SQLiteApplicationRecorder
 
 from .. import backoff
 from ..config import StoreConfig
 from ..domain.errors import StorageError
 from ..projections.projector import Projector
+from . import sqlite_erasure
 from .sqlite_views import SQLiteTranscriptViews
 
 
@@ -31,11 +35,20 @@ class SQLiteBackend:
     ) -> SQLiteTranscriptViews:
         views = SQLiteTranscriptViews(log.factory.datastore, mapper=log.mapper, projector=projector)
         views.create_table()
+        assert isinstance(log.recorder, SQLiteApplicationRecorder)
+        sqlite_erasure.ensure_fence(log.recorder)
         return views
+
+    def replace_stream(self, log: Application[UUID], tombstone: StoredEvent) -> None:
+        sqlite_erasure.replace_stream(log, tombstone)
+
+    def scrub(self, log: Application[UUID]) -> None:
+        sqlite_erasure.scrub(log)
 
 
 SQLITE = SQLiteBackend()
 STORE_TABLE = "stored_events"  # the event log: a SQLite file without it is not a store
+_BUSY = frozenset({5, 6, 15})  # SQLITE_BUSY, _LOCKED, _PROTOCOL: another connection is busy
 
 
 def _refuse_foreign_database(path: Path) -> None:
@@ -68,11 +81,30 @@ def _refuse_foreign_database(path: Path) -> None:
 
 
 def _create_private(path: Path) -> None:
+    """Create the file (0600) and its directory (0700), whatever the umask; an existing file
+    keeps its mode but must be writable."""
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        if not path.parent.is_dir():
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            path.parent.chmod(0o700)  # mkdir's mode is masked by the umask
+        try:
+            descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        except FileExistsError:
+            descriptor = _open_for_writing(path)
+        else:
+            os.fchmod(descriptor, 0o600)  # SQLite gives -wal and -shm the mode of the file
+        os.close(descriptor)
     except OSError as error:
         raise StorageError(f"cannot create {error.filename or path}: {error.strerror}") from None
+
+
+def _open_for_writing(path: Path) -> int:
+    try:
+        return os.open(path, os.O_WRONLY)
+    except PermissionError as error:
+        raise StorageError(
+            f"cannot write {path}: {error.strerror} (a store must be writable)"
+        ) from None
 
 
 def _use_wal(path: Path, timeout: float) -> None:
@@ -83,8 +115,11 @@ def _use_wal(path: Path, timeout: float) -> None:
                 if connection.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                     connection.execute("PRAGMA journal_mode=WAL")
             return
-        except sqlite3.OperationalError as locked:  # another process is switching it right now
-            error = locked
+        except sqlite3.OperationalError as failed:
+            code = failed.sqlite_errorcode
+            if code is not None and code & 0xFF not in _BUSY:  # read-only, I/O error: no retry
+                raise StorageError(f"cannot open {path}: {failed}") from None
+            error = failed  # another process is switching it right now
         except sqlite3.DatabaseError as not_sqlite:
             raise StorageError(f"{path} is not a transcript store: {not_sqlite}") from None
     raise StorageError(f"cannot open {path}: {error}")

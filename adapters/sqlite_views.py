@@ -22,7 +22,6 @@ from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore, SQLiteTrackingRe
 
 from ..domain.messages import Message
 from ..projections.projector import Projector
-from ..projections.views import SearchHit
 from . import sqlite_search as search
 from .sql_views import LIVE, NEXT, TRACKING_NAME, ColumnTypes, SQLTranscriptViews, Tables
 
@@ -44,6 +43,8 @@ class SQLiteTranscriptViews(SQLTranscriptViews, SQLiteTrackingRecorder):
 
     COLUMNS = SQLITE_COLUMNS
     POSITION = "rowid"
+    CIPHERTEXT_AS_TEXT = False  # a TEXT column keeps a BLOB as it is
+    SEARCH = staticmethod(search.search)
 
     def __init__(
         self,
@@ -122,6 +123,7 @@ class SQLiteTranscriptViews(SQLTranscriptViews, SQLiteTrackingRecorder):
         returned before the call. Behind: catch up, then read again.
         """
         pool = self.datastore.pool
+        load = self._json_content if self.content.encrypted else orjson.loads
         while True:
             connection = pool.get_connection(is_writer=False)
             try:
@@ -131,7 +133,7 @@ class SQLiteTranscriptViews(SQLTranscriptViews, SQLiteTrackingRecorder):
                     cursor.execute(self._fresh_sql, (TRACKING_NAME,))
                     if cursor.fetchone()[0]:
                         cursor.execute(_ACTIVE_SQL, (session_id,))
-                        messages = [orjson.loads(text) for (text,) in cursor]
+                        messages = [load(text) for (text,) in cursor]
                         if not messages:
                             cursor.execute(_EXISTS_SQL, (session_id,))
                             if cursor.fetchone() is None:
@@ -146,35 +148,24 @@ class SQLiteTranscriptViews(SQLTranscriptViews, SQLiteTrackingRecorder):
             self.catch_up()
 
     def _derived_statements(self, tables: Tables) -> list[str]:
+        if self.content.encrypted:  # an index of ciphertext finds nothing
+            return []
         return [
             *search.index_statements(tables.message_history),
             *search.trigger_statements(tables.message_history),
         ]
 
     def _derived_tables(self, tables: Tables) -> list[str]:
-        return [search.search_table(tables.message_history)]
+        return [] if self.content.encrypted else [search.search_table(tables.message_history)]
 
     def _before_swap(self, c: SQLiteCursor) -> None:
         for statement in search.drop_trigger_statements(NEXT.message_history):
             c.execute(statement)
 
     def _after_swap(self, c: SQLiteCursor) -> None:
-        for statement in search.trigger_statements(LIVE.message_history):
-            c.execute(statement)
-
-    def search(
-        self,
-        query: str,
-        *,
-        session_id: str | None = None,
-        role: str | None = None,
-        active_only: bool = False,
-        limit: int = 20,
-    ) -> list[SearchHit]:
-        with self._current() as c:
-            return search.search(
-                c, query, session_id=session_id, role=role, active_only=active_only, limit=limit
-            )
+        if not self.content.encrypted:
+            for statement in search.trigger_statements(LIVE.message_history):
+                c.execute(statement)
 
     def _table_exists(self, c: SQLiteCursor, name: str) -> bool:
         c.execute("SELECT 1 AS found FROM sqlite_master WHERE name = ?", (name,))

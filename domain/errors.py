@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 
 class TranscriptError(Exception):
     """Base class of every error this library raises on purpose."""
@@ -13,6 +15,16 @@ class SessionNotFoundError(TranscriptError, LookupError):
     def __init__(self, session_id: str) -> None:
         super().__init__(f"session {session_id!r} was never started")
         self.session_id = session_id
+
+
+class SessionErasedError(TranscriptError):
+    """The session was erased (`forget`): its content is gone, only the tombstone is left."""
+
+    def __init__(self, session_id: str, erased_at: datetime) -> None:
+        at = erased_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        super().__init__(f"session {session_id!r} was erased at {at}")
+        self.session_id = session_id
+        self.erased_at = erased_at
 
 
 class InvalidMessageError(TranscriptError, ValueError):
@@ -33,6 +45,10 @@ class MessageConflictError(TranscriptError):
 
 class StorageError(TranscriptError):
     """The store could not be read or written (lock timeout, I/O error, bad URL)."""
+
+
+class EncryptionKeyError(StorageError):
+    """The cipher key is missing, malformed, or not the key the store was created with."""
 
 
 class MessageNotFoundError(TranscriptError, LookupError):

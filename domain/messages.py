@@ -22,6 +22,11 @@ ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function
 
 Message = dict[str, Any]
 
+MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+"""The largest message stored: its canonical JSON in UTF-8 (with its id, if given), in bytes."""
+MAX_DEPTH = 100
+"""How deep a message (or session metadata) may nest objects and lists."""
+
 _INT_MIN = -(2**63)
 _INT_MAX = 2**64 - 1
 
@@ -39,14 +44,26 @@ def split_id(message: object) -> tuple[str | None, Message]:
     if message_id is not None:
         if not isinstance(message_id, str) or not message_id:
             raise InvalidMessageError(f"a message id must be a non-empty string: {message_id!r}")
-        _check_text(message_id, "message id")
+        check_name(message_id, "message id")
     role = content.get("role")
-    if role not in ROLES:
+    if not isinstance(role, str) or role not in ROLES:  # a list or dict is unhashable
         raise InvalidMessageError(
             f"message role must be one of {', '.join(sorted(ROLES))}: got {role!r}"
         )
-    check_json(content, "message")
+    size = check_json(content, "message") + (0 if message_id is None else 6 * len(message_id) + 8)
+    if size > MAX_MESSAGE_BYTES:  # an upper bound: serialise only when it may be too big
+        _check_size(message_id, content)
     return message_id, content
+
+
+def _check_size(message_id: str | None, content: Message) -> None:
+    message = content if message_id is None else with_id(message_id, content)
+    size = len(canonical_json(message))
+    if size > MAX_MESSAGE_BYTES:
+        raise InvalidMessageError(
+            f"message is {size:,} bytes of canonical JSON, over the limit of "
+            f"{MAX_MESSAGE_BYTES:,} bytes (32 MiB)"
+        )
 
 
 def as_message_list(messages: object) -> list[object]:
@@ -58,47 +75,69 @@ def as_message_list(messages: object) -> list[object]:
 
 def content_hash(content: Message) -> str:
     """SHA-256 of the canonical JSON of a message's content (every key but `id`)."""
-    canonical = json.dumps(
-        content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    return hashlib.sha256(canonical_json(content)).hexdigest()
+
+
+def canonical_json(value: object) -> bytes:
+    """Canonical JSON in UTF-8: sorted keys, no spaces, text as is (not escaped to ASCII)."""
+    text = json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return text.encode("utf-8")
 
 
 def with_id(message_id: str, content: Mapping[str, Any]) -> Message:
     return {"id": message_id, **content}
 
 
-def check_json(value: object, path: str) -> None:
-    """Raise InvalidMessageError unless `value` is plain JSON.
+def check_json(value: object, path: str, depth: int = 0) -> int:
+    """Raise InvalidMessageError unless `value` is plain JSON; return a bound of its size.
 
-    Plain JSON: finite numbers, integers within 64 bits, string keys, UTF-8 text.
+    Plain JSON: finite numbers, integers within 64 bits, string keys, UTF-8 text, objects and
+    lists nested at most `MAX_DEPTH` deep. The bound is at least the size in bytes of the
+    value's canonical JSON (a character takes at most 6 bytes: `\\u001f`).
     """
     if value is None or isinstance(value, bool):
-        return
+        return 5
     if isinstance(value, str):
         _check_text(value, path)
-    elif isinstance(value, int):
+        return 6 * len(value) + 2
+    if isinstance(value, int):
         if not _INT_MIN <= value <= _INT_MAX:
             raise InvalidMessageError(f"{path}: integer {value} does not fit in 64 bits")
-    elif isinstance(value, float):
+        return 20
+    if isinstance(value, float):
         if not math.isfinite(value):
             raise InvalidMessageError(f"{path}: {value} is not a JSON number")
-    elif isinstance(value, dict):
+        return 24
+    if not isinstance(value, (dict, list)):
+        raise InvalidMessageError(f"{path}: a {type(value).__name__} is not a JSON value")
+    if depth >= MAX_DEPTH:
+        raise InvalidMessageError(f"{path}: nested deeper than {MAX_DEPTH} levels")
+    size = 2
+    if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidMessageError(f"{path}: key {key!r} is not a string")
             _check_text(key, path)
-            check_json(item, f"{path}.{key}")
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            check_json(item, f"{path}[{index}]")
+            size += 6 * len(key) + 4 + check_json(item, f"{path}.{key}", depth + 1)
     else:
-        raise InvalidMessageError(f"{path}: a {type(value).__name__} is not a JSON value")
+        for index, item in enumerate(value):
+            size += 1 + check_json(item, f"{path}[{index}]", depth + 1)
+    return size
 
 
 def safe_text(text: str) -> str:
-    """Text that can be stored: lone surrogates (undecodable bytes) become escapes."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    """Text that can be stored: lone surrogates (undecodable bytes) and NUL become escapes."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
+
+
+def check_name(name: str, what: str) -> None:
+    """Raise InvalidMessageError unless `name` (an id, a source) is text every backend can
+    store as it is: valid UTF-8 without NUL (PostgreSQL text cannot hold NUL)."""
+    _check_text(name, what)
+    if "\x00" in name:
+        raise InvalidMessageError(f"{what} holds a NUL character: {name!r}")
 
 
 def _check_text(text: str, path: str) -> None:

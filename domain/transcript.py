@@ -7,11 +7,16 @@ contents live only in the events (and in the read models projected from them).
 Stored topics are explicit (`transcripts:Transcript.<Event>`), so renaming code never
 breaks stored data. Command methods check every invariant; `apply` bodies only mutate
 state, because they run again on every replay.
+
+`Erased` is the tombstone `forget` leaves: the store deletes every earlier event of the
+stream in the transaction that inserts it, so it replays as the stream's first and only
+event, into a transcript that refuses every command (`SessionErasedError`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
@@ -27,10 +32,16 @@ from .compaction import (
     plan_compaction,
     would_supersede,
 )
-from .errors import InvalidMessageError, MessageConflictError, TranscriptError
+from .errors import (
+    InvalidMessageError,
+    MessageConflictError,
+    SessionErasedError,
+    TranscriptError,
+)
 from .messages import (
     Message,
     check_json,
+    check_name,
     content_hash,
     new_message_id,
     safe_text,
@@ -92,6 +103,7 @@ class Transcript(Aggregate):
             transcript.forget_pairing(self.superseded)
             transcript.last_commit_version = self.originator_version
             transcript.compaction_ids.add(self.compaction_id)
+            transcript.compactions_committed += 1
 
     class CompactionFailed(Event):
         TOPIC = "transcripts:Transcript.CompactionFailed"
@@ -106,6 +118,37 @@ class Transcript(Aggregate):
 
         def apply(self, transcript: Transcript) -> None:
             transcript.compaction_ids.add(self.compaction_id)
+
+    class Erased(Event):
+        """The tombstone of a forgotten session: that it existed, when, and how much it held."""
+
+        TOPIC = "transcripts:Transcript.Erased"
+        session_id: str
+        source: str
+        model: str | None
+        started_at: datetime
+        messages: int  # stored, superseded ones included
+        compactions_committed: int
+        compactions_failed: int
+
+        def mutate(self, aggregate: Transcript | None) -> Transcript | None:
+            if aggregate is None:  # replayed: the stream's first and only event
+                aggregate = Transcript.__new__(Transcript)
+                aggregate.__base_init__(
+                    self.originator_id, self.originator_version - 1, self.started_at
+                )
+                aggregate.__init__(self.session_id, self.source, self.model, None, {})  # type: ignore[misc]
+            return super().mutate(aggregate)
+
+        def apply(self, transcript: Transcript) -> None:
+            transcript.parent_id = None
+            transcript.metadata = {}
+            transcript.active = []
+            transcript.hashes = {}
+            transcript.calls = {}
+            transcript.answers = {}
+            transcript.compaction_ids = set()
+            transcript.erasure = self
 
     def __init__(
         self,
@@ -126,6 +169,8 @@ class Transcript(Aggregate):
         self.answers: dict[str, str] = {}  # active tool message id -> call id it answers
         self.last_commit_version = 0
         self.compaction_ids: set[str] = set()
+        self.compactions_committed = 0
+        self.erasure: Transcript.Erased | None = None
 
     # -- commands ------------------------------------------------------------------------
 
@@ -158,6 +203,7 @@ class Transcript(Aggregate):
         parent_id: str | None,
         metadata: Mapping[str, Any],
     ) -> bool:
+        self._check_not_erased()
         return (self.source, self.model, self.parent_id, self.metadata) == (
             source,
             model,
@@ -171,6 +217,7 @@ class Transcript(Aggregate):
         A stored id with identical content is a no-op; with other content the whole call
         is refused with MessageConflictError before anything is triggered.
         """
+        self._check_not_erased()
         items = [split_id(message) for message in messages]
         planned: dict[str, str] = {}
         for message_id, content in items:
@@ -206,6 +253,7 @@ class Transcript(Aggregate):
         tokens_after: int | None,
     ) -> CompactionPlan:
         """Commit a replacement of the snapshot, or raise CompactionRejected."""
+        self._check_not_erased()
         self._check_unsettled(compaction_id)
         if self.last_commit_version > based_on_version:
             raise CompactionRejected(
@@ -254,6 +302,7 @@ class Transcript(Aggregate):
         tokens_after: int | None = None,
     ) -> None:
         """Record a failed attempt; it changes nothing else."""
+        self._check_not_erased()
         self._check_unsettled(compaction_id)
         self.trigger_event(
             self.CompactionFailed,
@@ -267,6 +316,25 @@ class Transcript(Aggregate):
             tokens_after=tokens_after,
         )
 
+    def erase(self) -> Transcript.Erased:
+        """Trigger the tombstone (the store deletes every earlier event with it); return it.
+
+        Erasing an erased transcript triggers nothing and returns the first tombstone.
+        """
+        if self.erasure is None:
+            self.trigger_event(
+                self.Erased,
+                session_id=self.session_id,
+                source=self.source,
+                model=self.model,
+                started_at=self.created_on,
+                messages=len(self.hashes),
+                compactions_committed=self.compactions_committed,
+                compactions_failed=len(self.compaction_ids) - self.compactions_committed,
+            )
+        assert self.erasure is not None
+        return self.erasure
+
     # -- state helpers (used by apply bodies) --------------------------------------------
 
     def note_pairing(self, message_id: str, content: Message) -> None:
@@ -278,6 +346,10 @@ class Transcript(Aggregate):
         gone = set(message_ids)
         self.calls = {call: owner for call, owner in self.calls.items() if owner not in gone}
         self.answers = {m: call for m, call in self.answers.items() if m not in gone}
+
+    def _check_not_erased(self) -> None:
+        if self.erasure is not None:
+            raise SessionErasedError(self.session_id, self.erasure.timestamp)
 
     def _check_unsettled(self, compaction_id: str) -> None:
         if compaction_id in self.compaction_ids:
@@ -296,7 +368,11 @@ def _check_start(
             raise TranscriptError(f"{name} must be a string or None: {value!r}")
     if not isinstance(metadata, Mapping):
         raise TranscriptError(f"metadata must be a JSON object: {metadata!r}")
+    names = {"session id": session_id, "source": source, "model": model, "parent_id": parent_id}
     try:
+        for what, text in names.items():
+            if isinstance(text, str):
+                check_name(text, what)
         check_json({"session_id": session_id, "metadata": dict(metadata)}, "start")
     except InvalidMessageError as error:
         raise TranscriptError(str(error)) from None

@@ -3,7 +3,8 @@
 Given the events of a session in order, `SessionFold` computes the active context, the
 full history with supersession marks, and the compaction audit. It is the reference
 semantics of every view: the store reads it directly, and the SQL read models are
-checked against it.
+checked against it. An `Erased` tombstone leaves only what it records (and `erased_at`); an
+event after it cannot be applied.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class SessionFold:
     entries: dict[str, HistoryEntry] = field(default_factory=dict)  # in storage order
     active_ids: list[str] = field(default_factory=list)
     compactions: list[dict[str, Any]] = field(default_factory=list)
+    erased_at: datetime | None = None
 
     @classmethod
     def of(cls, events: Iterable[Transcript.Event]) -> SessionFold:
@@ -73,7 +75,11 @@ class SessionFold:
         return fold
 
     def apply(self, event: Transcript.Event) -> None:
-        if isinstance(event, Transcript.Started):
+        if self.erased_at is not None:
+            raise ValueError("an event of an erased session")
+        if isinstance(event, Transcript.Erased):
+            self._erase(event)
+        elif isinstance(event, Transcript.Started):
             self.session_id = event.session_id
             self.source = event.source
             self.model = event.model
@@ -95,9 +101,23 @@ class SessionFold:
         self.version = event.originator_version
         self.last_event_at = event.timestamp
 
+    def _erase(self, event: Transcript.Erased) -> None:
+        self.session_id = event.session_id
+        self.source = event.source
+        self.model = event.model
+        self.parent_id = None
+        self.metadata = {}
+        self.started_at = event.started_at
+        self.entries = {}
+        self.active_ids = []
+        self.compactions = []
+        self.erased_at = event.timestamp
+
     def _add(
         self, message_id: str, message: Message, event: Transcript.Event, added_by: str | None
     ) -> None:
+        if not isinstance(message, dict):  # a damaged event: the views quarantine it too
+            raise TypeError(f"message {message_id!r} is not a JSON object")
         self.entries[message_id] = HistoryEntry(
             message_id, message, event.timestamp, event.originator_version, added_by=added_by
         )

@@ -8,6 +8,10 @@ what the batch itself changed in memory, so a batch of appends costs a few bulk 
 An entry that cannot be decoded or applied (unknown topic, corrupt payload, an event for a
 session that was never started, a compaction of messages that are not active) does not stop
 the batch: it is quarantined, and its session flagged.
+
+An `Erased` tombstone removes the session's rows from every view but `sessions`, whose row
+stays with what the tombstone records and `erased_at`. It may be the first event of its
+session the views see: the erasure deleted the earlier ones, projected or not.
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ class Projector:
         "active_messages": 1,
         "message_history": 1,
         "compaction_attempts": 1,
-        "sessions": 1,
+        "sessions": 2,  # 2: erased_at
     }
 
     def __init__(self, state: ViewState) -> None:
@@ -101,9 +105,14 @@ class Projector:
         if isinstance(event, Transcript.Started):
             self._started(entry, event)
             return
+        if isinstance(event, Transcript.Erased):
+            self._erased(entry, event)
+            return
         session = self._session(entry.transcript_id)
         if session is None:
             raise Unprojectable("an event of a session that has no Started event")
+        if session.row.erased_at is not None:
+            raise Unprojectable("an event of an erased session")
         if isinstance(event, Transcript.MessageAppended):
             self._appended(session, event)
         elif isinstance(event, Transcript.CompactionCommitted):
@@ -132,6 +141,39 @@ class Projector:
             version=event.originator_version,
         )
         self._sessions[entry.transcript_id] = _Session(row, started=True)
+
+    def _erased(self, entry: LogEntry, event: Transcript.Erased) -> None:
+        session = self._session(entry.transcript_id)
+        if session is not None and session.row.erased_at is not None:
+            raise Unprojectable("a second Erased event for one session")
+        row = SessionRow(
+            session_id=event.session_id,
+            transcript_id=entry.transcript_id,
+            source=event.source,
+            model=event.model,
+            parent_id=None,
+            metadata={},
+            started_at=event.started_at,
+            last_event_at=event.timestamp,
+            version=event.originator_version,
+            erased_at=event.timestamp,
+        )
+        if session is None:
+            self._sessions[entry.transcript_id] = _Session(row, started=True)
+        else:
+            self._drop_pending(row.session_id, entry.transcript_id)
+            session.row, session.active, session.appended = row, None, []
+        self.changes.erased.add(entry.transcript_id)
+
+    def _drop_pending(self, session_id: str, transcript_id: str) -> None:
+        """Forget what this batch was about to write for an erased session."""
+        changes = self.changes
+        changes.history_inserts = {
+            key: row for key, row in changes.history_inserts.items() if key[0] != session_id
+        }
+        changes.superseded = [s for s in changes.superseded if s[1] != session_id]
+        changes.attempts = [a for a in changes.attempts if a.session_id != session_id]
+        changes.quarantine = [q for q in changes.quarantine if q.transcript_id != transcript_id]
 
     def _appended(self, session: _Session, event: Transcript.MessageAppended) -> None:
         row = session.row

@@ -9,9 +9,14 @@ The public schema (same table and column names on every SQL backend):
   tokens_before, tokens_after, at
 - `sessions`: session_id, transcript_id, source, model, parent_id, metadata, started_at,
   last_event_at, version, message_count, active_count, compactions_committed,
-  compactions_failed, quarantined
+  compactions_failed, quarantined, erased_at
 - `quarantined_events`: position, transcript_id, session_id, version, topic, reason
 `message` columns hold the message as JSON, with its `id`.
+
+An erased session (`forget`) keeps its `sessions` row: `erased_at` is when it was erased
+(NULL for every other session), source, model and started_at stay, parent_id is NULL,
+metadata `{}`, every count 0, version and last_event_at are its tombstone's. It has no row
+in the other views.
 """
 
 from __future__ import annotations
@@ -100,6 +105,7 @@ class SessionRow:
     compactions_committed: int = 0
     compactions_failed: int = 0
     quarantined: int = 0
+    erased_at: datetime | None = None
 
     def as_summary(self) -> dict[str, Any]:
         """The entry `TranscriptStore.sessions()` returns."""
@@ -117,6 +123,7 @@ class SessionRow:
             "compactions_committed": self.compactions_committed,
             "compactions_failed": self.compactions_failed,
             "quarantined": self.quarantined,
+            "erased_at": self.erased_at,
         }
 
 
@@ -136,6 +143,7 @@ class ViewChanges:
 
     sessions: dict[str, SessionRow] = field(default_factory=dict)  # by transcript id
     started: set[str] = field(default_factory=set)  # transcript ids whose sessions row is new
+    erased: set[str] = field(default_factory=set)  # transcript ids whose other rows go
     history_inserts: dict[tuple[str, str], HistoryRow] = field(default_factory=dict)
     superseded: list[tuple[str, str, str]] = field(default_factory=list)  # by, session, msg
     active_appends: list[ActiveRow] = field(default_factory=list)

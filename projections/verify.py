@@ -175,6 +175,7 @@ def _diff_session(session_id: str, fold: SessionFold, row: SessionRow | None) ->
         "active_count": len(fold.active_ids),
         "compactions_committed": sum(entry["status"] == "committed" for entry in fold.compactions),
         "compactions_failed": sum(entry["status"] == "failed" for entry in fold.compactions),
+        "erased_at": fold.erased_at,
     }
     stored = {key: getattr(row, key) for key in expected}
     if stored == expected:

@@ -27,6 +27,7 @@ def private_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.delenv("TRANSCRIPTS_URL", raising=False)
     monkeypatch.delenv("TRANSCRIPTS_LOCK_TIMEOUT", raising=False)
+    monkeypatch.delenv("TRANSCRIPTS_CIPHER_KEY", raising=False)
     return home
 
 

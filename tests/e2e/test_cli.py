@@ -52,7 +52,7 @@ def test_info_shows_the_backend_the_counts_and_the_state_of_the_views(
         │ active_messages     │ 1       │ 12       │ 12   │ 0   │ 5    │ 0           │
         │ message_history     │ 1       │ 12       │ 12   │ 0   │ 9    │ 0           │
         │ compaction_attempts │ 1       │ 12       │ 12   │ 0   │ 2    │ 0           │
-        │ sessions            │ 1       │ 12       │ 12   │ 0   │ 2    │ 0           │
+        │ sessions            │ 2       │ 12       │ 12   │ 0   │ 2    │ 0           │
         └─────────────────────┴─────────┴──────────┴──────┴─────┴──────┴─────────────┘
         """)
 
@@ -63,12 +63,14 @@ def test_info_json_gives_the_counts_and_every_view(run: Run, populated: str) -> 
         "url": populated,
         "backend": "sqlite",
         "path": populated.removeprefix("sqlite:///"),
+        "encrypted": False,
         "sessions": 2,
         "messages": 9,
         "active": 5,
         "compactions_committed": 1,
         "compactions_failed": 1,
         "events": 12,
+        "erased": 0,
     }
     assert [view["view"] for view in info["projections"]] == [
         "active_messages",

@@ -20,6 +20,8 @@ STORE_TABLES = {
     "sessions",
     "quarantined_events",
     "view_versions",
+    "store_settings",
+    "message_search",
 }
 
 

@@ -6,9 +6,13 @@ from datetime import datetime, timezone
 from uuid import uuid4
 
 import pytest
+from eventsourcing.cryptography import AESCipher as LibraryAESCipher
 from eventsourcing.persistence import DatetimeAsISO, JSONTranscoder, UUIDAsHex
+from eventsourcing.utils import Environment
 
+from transcripts.adapters.cipher import AESCipher
 from transcripts.adapters.codec import OrjsonTranscoder
+from transcripts.config import new_cipher_key
 
 EVENT_STATE = {
     "timestamp": datetime(2026, 3, 1, 12, 30, 15, 123456, tzinfo=timezone.utc),
@@ -64,3 +68,14 @@ def test_top_level_uuids_round_trip_in_the_library_format(library_transcoder: JS
 def test_a_datetime_inside_message_content_is_refused() -> None:
     with pytest.raises(TypeError):
         OrjsonTranscoder().encode({"message": {"when": datetime.now(timezone.utc)}})
+
+
+def test_the_store_cipher_and_the_library_cipher_read_each_other() -> None:
+    environment = Environment(env={"CIPHER_KEY": new_cipher_key()})
+    ours, library = AESCipher(environment), LibraryAESCipher(environment)
+    assert library.decrypt(ours.encrypt(b"hello")) == b"hello"
+    assert ours.decrypt(library.encrypt(b"hello")) == b"hello"
+    damaged = bytearray(ours.encrypt(b"hello"))
+    damaged[-1] ^= 1
+    with pytest.raises(ValueError, match="Invalid cipher tag"):
+        ours.decrypt(bytes(damaged))

@@ -12,6 +12,7 @@ STORED_TOPICS = {
     Transcript.MessageAppended: "transcripts:Transcript.MessageAppended",
     Transcript.CompactionCommitted: "transcripts:Transcript.CompactionCommitted",
     Transcript.CompactionFailed: "transcripts:Transcript.CompactionFailed",
+    Transcript.Erased: "transcripts:Transcript.Erased",
 }
 
 
@@ -25,4 +26,10 @@ def test_stored_topics_resolve_back_to_the_classes() -> None:
 
 def test_event_type_names_are_the_documented_ones() -> None:
     names = {cls.__name__ for cls in STORED_TOPICS} - {"Transcript"}
-    assert names == {"Started", "MessageAppended", "CompactionCommitted", "CompactionFailed"}
+    assert names == {
+        "Started",
+        "MessageAppended",
+        "CompactionCommitted",
+        "CompactionFailed",
+        "Erased",
+    }

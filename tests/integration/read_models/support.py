@@ -117,16 +117,19 @@ def expected_summary(fold: SessionFold) -> dict[str, Any]:
         "compactions_committed": sum(entry["status"] == "committed" for entry in fold.compactions),
         "compactions_failed": sum(entry["status"] == "failed" for entry in fold.compactions),
         "quarantined": 0,
+        "erased_at": fold.erased_at,
     }
 
 
 def reads(store: TranscriptStore) -> dict[str, Any]:
-    """Everything the public queries return, for every session."""
+    """Everything the public queries return, for every session (of an erased one: when)."""
     sessions = store.sessions()
     return {
         "sessions": sessions,
         **{
-            session["id"]: {
+            session["id"]: {"erased_at": session["erased_at"]}
+            if session["erased_at"]
+            else {
                 "active": store.active(session["id"]),
                 "history": store.history(session["id"]),
                 "compactions": store.compactions(session["id"]),

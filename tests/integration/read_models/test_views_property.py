@@ -1,7 +1,7 @@
 """Property: whatever users do (starts, appends with and without ids, stale and fresh syncs,
-committed compactions, each kind of failed one, reopenings of the file, rebuilds), the views
-equal an independent fold of the log and a model of what the calls returned, verify finds nothing,
-and a rebuild changes no row."""
+committed compactions, each kind of failed one, erasures, reopenings of the file, rebuilds),
+the views equal an independent fold of the log and a model of what the calls returned, verify
+finds nothing, and a rebuild changes no row."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from transcripts import SessionNotFoundError, TranscriptStore
+from transcripts import SessionErasedError, SessionNotFoundError, TranscriptStore
 
 from .support import expected_summary, fold_of, raw_rows, reads
 
@@ -40,6 +40,7 @@ class SessionModel:
         default_factory=list
     )  # id, status, failure
     lists: list[list[dict]] = field(default_factory=list)  # active lists an agent once held
+    erased: bool = False
 
     def stored(self, messages: list[dict]) -> None:
         for message in messages:
@@ -90,17 +91,24 @@ class Run:
             self.store.rebuild_projections()
             return
         session_id = args[0]
+        model = self.sessions.get(session_id)
+        if model is not None and model.erased and name != "forget":
+            with pytest.raises(SessionErasedError):  # every write, `start` included
+                self.store.start(session_id) if name == "start" else getattr(self, name)(
+                    session_id, model, *args[1:]
+                )
+            return
         if name == "start":
             self.store.start(session_id, source="prop", model=f"model-{session_id}")
             self.sessions.setdefault(session_id, SessionModel())
             return
-        model = self.sessions.get(session_id)
         if model is None:
             with pytest.raises(SessionNotFoundError):
                 getattr(self, name)(session_id, SessionModel(), *args[1:])
             return
         getattr(self, name)(session_id, model, *args[1:])
-        assert self.store.active(session_id) == model.active
+        if not self.sessions[session_id].erased:
+            assert self.store.active(session_id) == model.active
 
     # -- operations ----------------------------------------------------------------------
 
@@ -117,6 +125,16 @@ class Run:
         assert len(returned) == len(messages)
         assert all(r["id"] == m["id"] for r, m in zip(returned, messages, strict=True) if "id" in m)
         model.stored(returned)
+
+    def forget(self, session_id: str, model: SessionModel) -> None:
+        erasure = self.store.forget(session_id)
+        assert erasure.already_erased == model.erased
+        if not model.erased:
+            assert erasure.messages == len(model.history)
+            assert erasure.compactions_committed + erasure.compactions_failed == len(
+                model.compactions
+            )
+        self.sessions[session_id] = SessionModel(erased=True)
 
     def sync(self, session_id: str, model: SessionModel, stale: int, new: int) -> None:
         lists = model.lists or [[]]
@@ -230,6 +248,10 @@ class Run:
         for session_id, model in self.sessions.items():
             fold = folds[session_id]
             got = before[session_id]
+            if model.erased:
+                assert got == {"erased_at": fold.erased_at} and fold.erased_at is not None
+                assert fold.entries == {} and fold.compactions == []
+                continue
             assert got["active"] == fold.active() == model.active
             assert got["history"] == fold.history() == list(model.history.values())
             assert got["compactions"] == fold.compactions
@@ -258,6 +280,7 @@ operations = st.lists(
         st.tuples(st.just("conflict"), session_ids),
         st.tuples(st.just("invalid_replacement"), session_ids),
         st.tuples(st.just("orphaned_tool_result"), session_ids),
+        st.tuples(st.just("forget"), session_ids),
         st.just(("reopen",)),
         st.just(("rebuild",)),
     ),
@@ -308,6 +331,11 @@ def test_the_property_covers_every_operation_in_one_long_sequence(tmp_path: Path
             ("commit", "s2", 1),
             ("start", "s2"),
             ("conflict", "s2"),
+            ("forget", "s2"),  # erased: every later call on it raises SessionErasedError
+            ("append", "s2", ["p0"]),
+            ("start", "s2"),
+            ("forget", "s2"),
+            ("rebuild",),
         ]:
             run.do(op)
         run.check()
@@ -319,5 +347,6 @@ def test_the_property_covers_every_operation_in_one_long_sequence(tmp_path: Path
             "invalid_replacement",
             "orphaned_tool_result",
         }
+        assert [s for s, model in run.sessions.items() if model.erased] == ["s2"]
     finally:
         run.store.close()

@@ -1,0 +1,540 @@
+"""Hostile and broken input through the library (the corpus is tests/data/): every case is a
+typed error (a `TranscriptError`), and nothing already stored is lost or changed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from transcripts import InvalidMessageError, StorageError, TranscriptError, TranscriptStore
+from transcripts.adapters.hermes import HermesImportError, import_hermes
+from transcripts.adapters.jsonl import JsonlError, read_jsonl
+from transcripts.domain.errors import InvalidSearchError, SessionNotFoundError
+from transcripts.domain.messages import MAX_MESSAGE_BYTES, canonical_json
+from transcripts.domain.transcript import transcript_id
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+MESSAGES: dict[str, Any] = json.loads((DATA / "hostile_messages.json").read_text("utf-8"))
+NAMES: dict[str, dict[str, Any]] = json.loads((DATA / "hostile_names.json").read_text("utf-8"))
+JSONL_CASES: dict[str, dict[str, Any]] = json.loads((DATA / "jsonl" / "cases.json").read_text())
+SESSION_IDS = {
+    name: value if isinstance(value, str) else value["repeat"] * value["times"]
+    for name, value in NAMES["session_ids"].items()
+}
+NOT_STORES = ["notes.txt.db", "sqlite_header_only.db", "hermes_schema_v99.db"]
+KEPT = "kept"
+VIEW_TABLES = {"stored_events", "sessions", "active_messages", "message_history"}
+
+
+def fill(store: TranscriptStore) -> None:
+    """A session with messages, a committed and a failed compaction: what must not change."""
+    store.start(KEPT, source="test", model="m", metadata={"note": "keep me"})
+    store.append(KEPT, [{"id": f"k{i}", "role": "user", "content": f"kept {i}"} for i in range(4)])
+    store.compact(KEPT, lambda messages: [{"role": "system", "content": "summary"}, messages[-1]])
+    store.fail_compaction(store.begin_compaction(KEPT), "summarizer down")
+
+
+def seen(store: TranscriptStore, session_id: str) -> dict[str, Any]:
+    """Everything a reader can see of one session."""
+    return {
+        "active": store.active(session_id),
+        "history": store.history(session_id),
+        "compactions": store.compactions(session_id),
+        "events": store.events(session_id),
+    }
+
+
+def everything(store: TranscriptStore) -> dict[str, Any]:
+    """Everything a reader can see of a store, to compare before and after."""
+    sessions = store.sessions()
+    return {"sessions": sessions, **{s["id"]: seen(store, s["id"]) for s in sessions}}
+
+
+def log_rows(path: Path) -> list[tuple[Any, ...]]:
+    """Every stored event, byte for byte."""
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT * FROM stored_events ORDER BY rowid").fetchall()
+    db.close()
+    return rows
+
+
+@pytest.fixture
+def filled(store: TranscriptStore) -> TranscriptStore:
+    fill(store)
+    return store
+
+
+@pytest.fixture
+def filled_file(sqlite_url: str) -> Path:
+    """A closed store file holding the `kept` session."""
+    with TranscriptStore.open(sqlite_url) as store:
+        fill(store)
+    return Path(sqlite_url.removeprefix("sqlite:///"))
+
+
+# -- messages ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("message", MESSAGES.values(), ids=MESSAGES.keys())
+def test_a_hostile_message_in_a_compaction_is_an_invalid_replacement_that_changes_nothing(
+    filled: TranscriptStore, check_failed: Callable[..., dict[str, Any]], observe: Any, message: Any
+) -> None:
+    attempt = filled.begin_compaction(KEPT)
+    before = observe(filled, KEPT)
+    result = filled.commit_compaction(attempt, [{"role": "system", "content": "ok"}, message])
+    entry = check_failed(filled, KEPT, result, before, "invalid_replacement")
+    assert entry["error"].startswith("replacement item 1: ")
+
+
+def at_size(size: int, message_id: str = "big") -> dict[str, Any]:
+    """A tool result whose canonical JSON, id included, is exactly `size` bytes."""
+    empty = {"id": message_id, "role": "tool", "tool_call_id": "c1", "content": ""}
+    return {**empty, "content": "x" * (size - len(canonical_json(empty)))}
+
+
+@pytest.mark.slow
+def test_a_message_of_exactly_the_size_limit_is_stored_and_read_back(sqlite_url: str) -> None:
+    message = at_size(MAX_MESSAGE_BYTES)
+    assert len(canonical_json(message)) == MAX_MESSAGE_BYTES
+    with TranscriptStore.open(sqlite_url) as store:
+        store.start("big")
+        assert store.append("big", [message]) == [message]
+        assert store.active("big") == [message]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        at_size(MAX_MESSAGE_BYTES + 1),
+        {**at_size(MAX_MESSAGE_BYTES + 1), "id": None},  # no id: the content alone is over
+        {"role": "user", "content": "é" * (MAX_MESSAGE_BYTES // 2)},  # 2 bytes each in UTF-8
+        {"role": "user", "content": "\x01" * (MAX_MESSAGE_BYTES // 6 + 1)},  # 6 bytes escaped
+    ],
+    ids=["one byte over", "over without its id", "over in two-byte characters", "over escaped"],
+)
+def test_a_message_over_the_size_limit_is_an_invalid_message_naming_the_limit(
+    filled: TranscriptStore, message: dict[str, Any]
+) -> None:
+    if message.get("id", "") is None:
+        message = {key: value for key, value in message.items() if key != "id"}
+        message["content"] += "x" * len('"id":"big",')
+    before = everything(filled)
+    with pytest.raises(InvalidMessageError, match=r"over the limit of 33,554,432 bytes \(32 MiB\)"):
+        filled.append(KEPT, [{"role": "user", "content": "fine"}, message])
+    assert everything(filled) == before
+
+
+def test_an_oversized_compaction_summary_is_an_invalid_replacement(filled: TranscriptStore) -> None:
+    result = filled.compact(KEPT, lambda messages: [at_size(MAX_MESSAGE_BYTES + 1, "s")])
+    assert not result.committed and result.failure == "invalid_replacement"
+    assert "over the limit of 33,554,432 bytes" in (result.error or "")
+
+
+# -- JSONL files ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", JSONL_CASES, ids=JSONL_CASES)
+def test_a_malformed_jsonl_file_is_an_error_naming_the_file_and_the_line(
+    tmp_path: Path, name: str
+) -> None:
+    path = tmp_path / name
+    shutil.copy(DATA / "jsonl" / name, path)
+    case = JSONL_CASES[name]
+    with pytest.raises(JsonlError) as raised:
+        read_jsonl(path)
+    assert isinstance(raised.value, TranscriptError)
+    text = str(raised.value)
+    assert text.startswith(f"{path} line {case['line']}: ")
+    assert case["says"] in text
+    assert "\n" not in text
+
+
+def test_an_integer_beyond_64_bits_in_jsonl_is_refused_not_read_as_a_float(tmp_path: Path) -> None:
+    path = tmp_path / "chat.jsonl"
+    path.write_text('{"role": "user", "content": "x", "n": 18446744073709551615}\n')
+    [session] = read_jsonl(path)
+    assert session.messages[0]["n"] == 2**64 - 1  # the largest that fits, exact
+    path.write_text('{"role": "user", "content": "x", "n": 18446744073709551616}\n')
+    with pytest.raises(JsonlError, match="does not fit in 64 bits"):
+        read_jsonl(path)
+
+
+# -- session ids and search queries -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("session_id", SESSION_IDS.values(), ids=SESSION_IDS.keys())
+def test_a_hostile_session_id_round_trips_through_every_call(
+    filled: TranscriptStore, session_id: str
+) -> None:
+    filled.start(session_id, source=session_id, model=session_id, metadata={session_id: session_id})
+    message = {"id": session_id, "role": "user", "content": f"needle {session_id}"}
+    assert filled.append(session_id, [message]) == [message]
+    assert filled.sync(session_id, [message, {"id": "m2", "role": "assistant", "content": "hi"}])
+    assert filled.active(session_id)[0] == message
+    assert [entry["id"] for entry in filled.history(session_id)] == [session_id, "m2"]
+    assert filled.events(session_id)[0]["data"]["session_id"] == session_id
+    assert filled.explain(session_id, session_id)["message"] == message
+    assert filled.compact(session_id, lambda messages: messages[:1]).committed
+    [hit] = filled.search("needle", session_id=session_id)
+    assert (hit["session_id"], hit["message_id"]) == (session_id, session_id)
+    [summary] = [s for s in filled.sessions() if s["id"] == session_id]
+    assert (summary["source"], summary["model"], summary["metadata"]) == (
+        session_id,
+        session_id,
+        {session_id: session_id},
+    )
+    assert filled.verify_projections().ok
+
+
+@pytest.mark.parametrize("session_id", SESSION_IDS.values(), ids=SESSION_IDS.keys())
+def test_a_hostile_session_id_never_started_is_session_not_found_and_changes_nothing(
+    filled: TranscriptStore, session_id: str
+) -> None:
+    before = everything(filled)
+    for call in (filled.active, filled.history, filled.events, filled.compactions):
+        with pytest.raises(SessionNotFoundError, match="was never started"):
+            call(session_id)
+    with pytest.raises(SessionNotFoundError):
+        filled.append(session_id, [{"role": "user", "content": "x"}])
+    assert filled.search("kept", session_id=session_id) == []
+    assert everything(filled) == before
+
+
+REFUSED_SESSION_IDS = NAMES["refused_session_ids"]
+QUERIES = NAMES["invalid_queries"]
+FTS5_QUERIES = NAMES["invalid_fts5_queries"]
+
+
+@pytest.mark.parametrize("session_id", REFUSED_SESSION_IDS.values(), ids=REFUSED_SESSION_IDS.keys())
+def test_a_session_id_no_backend_can_store_is_refused_and_never_found(
+    filled: TranscriptStore, session_id: str
+) -> None:
+    before = everything(filled)
+    with pytest.raises(TranscriptError, match="session id"):
+        filled.start(session_id)
+    for call in (filled.active, filled.history, filled.compactions):
+        with pytest.raises(SessionNotFoundError):
+            call(session_id)
+    assert filled.search("kept", session_id=session_id) == []
+    assert everything(filled) == before
+
+
+def test_a_nul_character_in_a_message_id_source_or_model_is_refused(
+    filled: TranscriptStore,
+) -> None:
+    before = everything(filled)
+    with pytest.raises(InvalidMessageError, match="NUL"):
+        filled.append(KEPT, [{"id": "a\x00b", "role": "user", "content": "x"}])
+    for field in ("source", "model", "parent_id"):
+        with pytest.raises(TranscriptError, match="NUL"):
+            filled.start("new", **{field: "a\x00b"})
+    assert everything(filled) == before
+
+
+def test_a_nul_character_in_a_compaction_reason_is_kept_escaped(filled: TranscriptStore) -> None:
+    result = filled.compact(KEPT, lambda messages: messages[-1:], reason="over\x00budget")
+    assert result.committed
+    assert filled.compactions(KEPT)[-1]["reason"] == "over\\x00budget"
+    assert filled.verify_projections().ok
+
+
+@pytest.mark.parametrize("query", QUERIES.values(), ids=QUERIES.keys())
+def test_a_query_with_nothing_to_search_for_is_an_invalid_search_error_and_changes_nothing(
+    filled: TranscriptStore, query: str
+) -> None:
+    before = everything(filled)
+    with pytest.raises(InvalidSearchError):
+        filled.search(query)
+    assert everything(filled) == before
+    assert len(filled.search("kept")) == 4
+
+
+@pytest.mark.parametrize("query", FTS5_QUERIES.values(), ids=FTS5_QUERIES.keys())
+def test_a_query_that_is_not_fts5_syntax_changes_nothing_and_is_an_error_where_fts5_searches(
+    filled: TranscriptStore, backend: str, query: str
+) -> None:
+    before = everything(filled)
+    if backend == "postgres":  # web-search syntax: every query parses; its words are searched
+        assert isinstance(filled.search(query), list)
+    else:
+        with pytest.raises(InvalidSearchError):
+            filled.search(query)
+    assert everything(filled) == before
+    assert len(filled.search("kept")) == 4
+
+
+def test_hostile_ids_and_queries_leave_every_table_in_place(sqlite_url: str) -> None:
+    with TranscriptStore.open(sqlite_url) as store:
+        for session_id in SESSION_IDS.values():
+            store.start(session_id)
+            store.append(session_id, [{"role": "user", "content": session_id}])
+        for query in [*QUERIES.values(), *FTS5_QUERIES.values()]:
+            with pytest.raises(InvalidSearchError):
+                store.search(query)
+        assert store.verify_projections().ok
+    with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+        (events,) = db.execute("SELECT count(*) FROM stored_events").fetchone()
+    db.close()
+    assert VIEW_TABLES <= tables
+    assert events == 2 * len(SESSION_IDS)
+
+
+# -- files that are not stores ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NOT_STORES)
+def test_a_file_that_is_not_a_store_is_a_storage_error_and_left_untouched(
+    tmp_path: Path, name: str
+) -> None:
+    path = tmp_path / name
+    shutil.copy(DATA / "stores" / name, path)
+    with pytest.raises(StorageError, match="is not a transcript store"):
+        TranscriptStore.open(f"sqlite:///{path}")
+    assert path.read_bytes() == (DATA / "stores" / name).read_bytes()
+    assert [p.name for p in tmp_path.iterdir()] == [name]
+
+
+def test_a_hermes_store_of_an_unknown_schema_version_imports_nothing(
+    filled: TranscriptStore, tmp_path: Path
+) -> None:
+    path = tmp_path / "state.db"
+    shutil.copy(DATA / "stores" / "hermes_schema_v99.db", path)
+    before = everything(filled)
+    with pytest.raises(HermesImportError, match="schema version 99, which this importer"):
+        import_hermes(filled, path)
+    assert everything(filled) == before
+    assert path.read_bytes() == (DATA / "stores" / "hermes_schema_v99.db").read_bytes()
+
+
+# -- files the store cannot write -------------------------------------------------------------
+
+CHILD = """
+import json, os, sys, time
+from transcripts import TranscriptStore
+limits = json.loads(sys.argv[2])
+TranscriptStore.open("memory://").close()  # imports every module while it still can
+if limits.get("drop_privileges") and os.geteuid() == 0:
+    os.setgid(65534)
+    os.setuid(65534)  # nobody: root ignores file modes
+if "file_size" in limits:
+    import resource
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_size"], resource.RLIM_INFINITY))
+started = time.monotonic()
+try:
+    with TranscriptStore.open(sys.argv[1], lock_timeout=30) as store:
+        store.append("kept", [{"id": "new", "role": "tool", "content": "x" * 2_000_000}])
+    print(json.dumps({"error": None}))
+except Exception as error:
+    print(json.dumps({
+        "error": [c.__name__ for c in type(error).__mro__],
+        "text": str(error),
+        "seconds": time.monotonic() - started,
+    }))
+"""
+
+
+def in_child(path: Path, **limits: Any) -> dict[str, Any]:
+    """Open the store in a child process under `limits` and append 2 MB to it; what it raised."""
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, f"sqlite:///{path}", json.dumps(limits)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.fixture
+def unwritable_dir() -> Iterator[Path]:
+    """A directory the `nobody` user can reach (tmp_path's parents are private to root)."""
+    directory = Path(tempfile.mkdtemp(prefix="transcripts-ro-"))
+    yield directory
+    os.chmod(directory, 0o700)
+    shutil.rmtree(directory)
+
+
+READ_ONLY = {"a read-only file": (0o400, 0o700), "a read-only directory": (0o600, 0o500)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("file_mode", "dir_mode"), READ_ONLY.values(), ids=READ_ONLY.keys())
+def test_a_read_only_store_is_a_storage_error_and_nothing_stored_changes(
+    filled_file: Path, unwritable_dir: Path, file_mode: int, dir_mode: int
+) -> None:
+    path = unwritable_dir / "store.db"
+    shutil.copy(filled_file, path)
+    rows = log_rows(path)
+    if os.geteuid() == 0:  # the child drops to `nobody`, for whom the modes count
+        os.chown(unwritable_dir, 65534, 65534)
+        os.chown(path, 65534, 65534)
+    path.chmod(file_mode)
+    unwritable_dir.chmod(dir_mode)
+    outcome = in_child(path, drop_privileges=True)
+    unwritable_dir.chmod(0o700)
+    path.chmod(0o600)
+    assert outcome["error"] and "StorageError" in outcome["error"], outcome
+    assert str(path) in outcome["text"]
+    assert log_rows(path) == rows
+    with TranscriptStore.open(f"sqlite:///{path}") as store:
+        assert [m["id"] for m in store.active(KEPT)][-1] == "k3"
+        assert store.verify_projections().ok
+
+
+@pytest.mark.slow
+def test_a_full_disk_is_a_storage_error_and_everything_stored_before_is_intact(
+    filled_file: Path,
+) -> None:
+    rows = log_rows(filled_file)
+    with TranscriptStore.open(f"sqlite:///{filled_file}") as store:
+        before = everything(store)
+    sizes = [path.stat().st_size for path in filled_file.parent.iterdir()]
+    # Writes past this size fail with EFBIG (Python ignores SIGXFSZ): a disk that fills up.
+    outcome = in_child(filled_file, file_size=max(sizes) + 64 * 1024)
+    assert outcome["error"] and "StorageError" in outcome["error"], outcome
+    assert "cannot write session 'kept'" in outcome["text"]
+    assert outcome["seconds"] < 10  # at once: waiting for the lock would not free the disk
+    assert log_rows(filled_file) == rows
+    with TranscriptStore.open(f"sqlite:///{filled_file}") as store:
+        assert everything(store) == before
+        assert store.verify_projections().ok
+        store.append(KEPT, [{"id": "after", "role": "user", "content": "room again"}])
+        assert store.active(KEPT)[-1]["id"] == "after"
+
+
+# -- a corrupted stored event -----------------------------------------------------------------
+
+SICK = "sick"
+
+
+def set_state(state: bytes) -> Callable[[bytes], bytes]:
+    return lambda _old: state
+
+
+CORRUPTIONS: dict[str, Callable[[bytes], bytes]] = {
+    "not JSON": set_state(b"not json"),
+    "truncated": lambda old: old[: len(old) // 2],
+    "invalid UTF-8": set_state(b'{"message_id": "\xff\xfe"}'),
+    "empty": set_state(b""),
+    "an empty object": set_state(b"{}"),  # decodes, but is no event
+    "a message that is a list": lambda old: old.replace(b'"message":{', b'"message":[{', 1).replace(
+        b'},"content_hash"', b'}],"content_hash"', 1
+    ),
+}
+
+
+def corrupt(path: Path, damage: Callable[[bytes], bytes]) -> None:
+    """Damage version 3 (message s1) of the sick session in place, with plain SQL."""
+    with sqlite3.connect(path) as db:
+        key = (transcript_id(SICK).hex, 3)
+        (state,) = db.execute(
+            "SELECT state FROM stored_events WHERE originator_id = ? AND originator_version = ?",
+            key,
+        ).fetchone()
+        db.execute(
+            "UPDATE stored_events SET state = ? WHERE originator_id = ? AND originator_version = ?",
+            (damage(state), *key),
+        )
+    db.close()
+
+
+@pytest.fixture(
+    params=[pytest.param(damage) for damage in CORRUPTIONS.values()],
+    ids=list(CORRUPTIONS),
+)
+def damage(request: pytest.FixtureRequest) -> Callable[[bytes], bytes]:
+    return request.param
+
+
+@pytest.fixture
+def sick_file(filled_file: Path) -> Path:
+    with TranscriptStore.open(f"sqlite:///{filled_file}") as store:
+        store.start(SICK)
+        store.append(SICK, [{"id": f"s{i}", "role": "user", "content": f"s {i}"} for i in range(3)])
+    return filled_file
+
+
+def test_a_corrupted_event_leaves_the_other_sessions_and_the_rest_of_its_own_readable(
+    sick_file: Path, damage: Callable[[bytes], bytes]
+) -> None:
+    with TranscriptStore.open(f"sqlite:///{sick_file}") as store:
+        kept = seen(store, KEPT)
+    corrupt(sick_file, damage)
+    with TranscriptStore.open(f"sqlite:///{sick_file}") as store:
+        store.rebuild_projections()  # the views had projected the event before it was damaged
+        assert [m["id"] for m in store.active(SICK)] == ["s0", "s2"]  # s1 quarantined
+        assert seen(store, KEPT) == kept
+        report = store.verify_projections()
+        assert [problem.kind for problem in report.problems] == ["quarantined"]
+
+
+@pytest.mark.parametrize("call", ["events", "active_at", "append", "compact"])
+@pytest.mark.parametrize("damage", CORRUPTIONS.values(), ids=CORRUPTIONS.keys())
+def test_reading_or_writing_a_session_with_a_corrupted_event_is_a_storage_error(
+    sick_file: Path, damage: Callable[[bytes], bytes], call: str
+) -> None:
+    corrupt(sick_file, damage)
+    rows = log_rows(sick_file)
+    calls: dict[str, Callable[[TranscriptStore], object]] = {
+        "events": lambda store: store.events(SICK),
+        "active_at": lambda store: store.active_at(SICK, 3),
+        "append": lambda store: store.append(SICK, [{"role": "user", "content": "more"}]),
+    }
+    with TranscriptStore.open(f"sqlite:///{sick_file}") as store:
+        if call == "events" and damage is CORRUPTIONS["a message that is a list"]:
+            # The raw log shows an event that decodes, damaged as it is; replaying it fails.
+            assert isinstance(store.events(SICK)[2]["data"]["message"], list)
+        elif call == "compact":  # a compaction that cannot be written is a failed attempt
+            result = store.compact(SICK, lambda messages: messages[:1])
+            assert (result.committed, result.failure) == (False, "storage_error")
+            assert "a stored event is corrupt" in (result.error or "")
+        else:
+            with pytest.raises(StorageError, match="a stored event is corrupt"):
+                calls[call](store)
+    assert log_rows(sick_file) == rows
+
+
+# -- private files ----------------------------------------------------------------------------
+
+MODES_CHILD = """
+import json, os, stat, sys
+from transcripts import TranscriptStore
+os.umask(int(sys.argv[2], 8))
+path = sys.argv[1]
+with TranscriptStore.open(f"sqlite:///{path}") as store:
+    store.start("s")
+    store.append("s", [{"role": "user", "content": "x"}])
+    folder = os.path.dirname(path)
+    modes = {n: os.stat(os.path.join(folder, n)).st_mode for n in [".", *os.listdir(folder)]}
+    print(json.dumps({name: oct(stat.S_IMODE(mode)) for name, mode in modes.items()}))
+"""
+
+
+@pytest.mark.parametrize("umask", ["000", "022", "077", "277"])
+def test_a_new_store_its_wal_and_shm_files_and_its_directory_are_private_whatever_the_umask(
+    tmp_path: Path, umask: str
+) -> None:
+    path = tmp_path / "new" / "folder" / "store.db"
+    done = subprocess.run(
+        [sys.executable, "-c", MODES_CHILD, str(path), umask],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        ".": "0o700",
+        "store.db": "0o600",
+        "store.db-shm": "0o600",
+        "store.db-wal": "0o600",
+    }
