@@ -31,7 +31,7 @@ from ..projections.projector import Projector
 from . import postgres_erasure
 from .postgres_views import PostgresTranscriptViews, advisory_key
 from .sealing import SETTINGS_TABLE
-from .sql_views import QUARANTINE, VERSIONS_TABLE
+from .sql_schema import QUARANTINE, VERSIONS_TABLE
 
 CHECK_TIMEOUT = 10  # seconds to reach the server when a store opens
 

@@ -23,7 +23,7 @@ from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastor
 from psycopg.sql import SQL, Identifier
 
 from ..projections.rows import VIEW_NAMES
-from .sql_views import QUARANTINE
+from .sql_schema import QUARANTINE
 
 FENCE = "{table}_version_fence"
 DERIVED_TABLES = ("message_search",)  # derived from the views (full-text search), if present

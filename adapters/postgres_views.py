@@ -46,17 +46,8 @@ from .. import backoff
 from ..domain.errors import StorageError
 from ..projections.projector import Projector
 from . import postgres_search as search
-from .sql_views import (
-    BATCH_SIZE,
-    LIVE,
-    NEXT,
-    REBUILD_SUFFIX,
-    TRACKING_NAME,
-    ColumnTypes,
-    Followed,
-    SQLTranscriptViews,
-    Tables,
-)
+from .sql_schema import LIVE, NEXT, REBUILD_SUFFIX, ColumnTypes, Tables
+from .sql_views import BATCH_SIZE, TRACKING_NAME, Followed, SQLTranscriptViews
 
 POSTGRES_COLUMNS = ColumnTypes(
     text='TEXT COLLATE "C"',

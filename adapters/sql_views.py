@@ -20,7 +20,6 @@ import threading
 from abc import abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property, lru_cache
 from typing import Any, ClassVar, Protocol
@@ -49,13 +48,11 @@ from .sealing import (
     check_setting,
     content_columns,
 )
+from .sql_schema import LIVE, NEXT, QUARANTINE, VERSIONS_TABLE, ColumnTypes, Tables
 
 TRACKING_NAME = "transcripts"
 REBUILD_TRACKING_NAME = "transcripts~rebuild"
 BATCH_SIZE = 1000
-REBUILD_SUFFIX = "__next"
-QUARANTINE = "quarantined_events"
-VERSIONS_TABLE = "view_versions"
 FOLLOW_POLL_INTERVAL = 0.2  # seconds between polls where the database cannot notify
 
 Cursor = Any  # a DB-API cursor whose rows are read by column name
@@ -73,90 +70,6 @@ class Search(Protocol):
         active_only: bool,
         limit: int,
     ) -> list[SearchHit]: ...
-
-
-@dataclass(frozen=True)
-class Tables:
-    """Names of one set of view tables: the live ones, or a set being rebuilt."""
-
-    suffix: str = ""
-
-    def __getattr__(self, view: str) -> str:
-        if view not in (*VIEW_NAMES, QUARANTINE):
-            raise AttributeError(view)
-        return view + self.suffix
-
-    def names(self) -> list[str]:
-        return [view + self.suffix for view in (*VIEW_NAMES, QUARANTINE)]
-
-
-LIVE = Tables()
-NEXT = Tables(REBUILD_SUFFIX)
-
-
-@dataclass(frozen=True)
-class ColumnTypes:
-    """The SQL types of a dialect, for the one schema every dialect creates."""
-
-    text: str  # short text, compared and sorted by its bytes (ids, roles)
-    long_text: str  # free text (reasons, errors)
-    integer: str
-    boolean: str
-    json: str
-    time: str
-    table_options: str = ""  # after the closing parenthesis of a table keyed by its primary key
-
-    def create_statements(self, tables: Tables) -> list[str]:
-        t, long, i, b, j, at = (
-            self.text,
-            self.long_text,
-            self.integer,
-            self.boolean,
-            self.json,
-            self.time,
-        )
-        return [
-            f"CREATE TABLE IF NOT EXISTS {tables.sessions} ("
-            f"session_id {t} PRIMARY KEY, transcript_id {t} NOT NULL UNIQUE, "
-            f"source {t} NOT NULL, model {t}, parent_id {t}, metadata {j} NOT NULL, "
-            f"started_at {at} NOT NULL, last_event_at {at} NOT NULL, version {i} NOT NULL, "
-            f"message_count {i} NOT NULL, active_count {i} NOT NULL, "
-            f"compactions_committed {i} NOT NULL, compactions_failed {i} NOT NULL, "
-            f"quarantined {i} NOT NULL, erased_at {at})",
-            f"CREATE TABLE IF NOT EXISTS {tables.active_messages} ("
-            f"session_id {t} NOT NULL, position {i} NOT NULL, message_id {t} NOT NULL, "
-            f"role {t} NOT NULL, message {j} NOT NULL, "
-            "PRIMARY KEY (session_id, position), UNIQUE (session_id, message_id))"
-            f"{self.table_options}",
-            f"CREATE TABLE IF NOT EXISTS {tables.message_history} ("
-            f"session_id {t} NOT NULL, seq {i} NOT NULL, message_id {t} NOT NULL, "
-            f"role {t} NOT NULL, message {j} NOT NULL, active {b} NOT NULL, "
-            f"superseded_by {t}, added_by {t}, appended_at {at} NOT NULL, "
-            f"appended_version {i} NOT NULL, "
-            "PRIMARY KEY (session_id, seq), UNIQUE (session_id, message_id))",
-            f"CREATE TABLE IF NOT EXISTS {tables.compaction_attempts} ("
-            f"compaction_id {t} PRIMARY KEY, session_id {t} NOT NULL, version {i} NOT NULL, "
-            f"status {t} NOT NULL, reason {long} NOT NULL, failure {t}, error {long}, "
-            f"based_on_version {i} NOT NULL, superseded_count {i} NOT NULL, "
-            f"added_count {i} NOT NULL, superseded_ids {j} NOT NULL, added_ids {j} NOT NULL, "
-            f"tokens_before {i}, tokens_after {i}, at {at} NOT NULL, "
-            "UNIQUE (session_id, version))",
-            f"CREATE TABLE IF NOT EXISTS {tables.quarantined_events} ("
-            f"position {i} PRIMARY KEY, transcript_id {t} NOT NULL, session_id {t}, "
-            f"version {i} NOT NULL, topic {long} NOT NULL, reason {long} NOT NULL)",
-        ]
-
-    def versions_statement(self) -> str:
-        return (
-            f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} "
-            f"(view {self.text} PRIMARY KEY, version {self.integer} NOT NULL)"
-        )
-
-    def settings_statement(self) -> str:
-        return (
-            f"CREATE TABLE IF NOT EXISTS {SETTINGS_TABLE} "
-            f"(name {self.text} PRIMARY KEY, value {self.long_text} NOT NULL)"
-        )
 
 
 @lru_cache(maxsize=4096)

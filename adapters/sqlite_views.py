@@ -23,7 +23,8 @@ from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore, SQLiteTrackingRe
 from ..domain.messages import Message
 from ..projections.projector import Projector
 from . import sqlite_search as search
-from .sql_views import LIVE, NEXT, TRACKING_NAME, ColumnTypes, SQLTranscriptViews, Tables
+from .sql_schema import LIVE, NEXT, ColumnTypes, Tables
+from .sql_views import TRACKING_NAME, SQLTranscriptViews
 
 _ACTIVE_SQL = "SELECT message FROM active_messages WHERE session_id = ? ORDER BY position"
 _EXISTS_SQL = "SELECT 1 FROM sessions WHERE session_id = ?"
