@@ -28,11 +28,11 @@ import secrets
 from base64 import b64decode, b64encode
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote, unquote, urlsplit
 from uuid import UUID, uuid4
 
-from eventsourcing.utils import resolve_topic
+from eventsourcing.utils import TopicError, resolve_topic
 from platformdirs import user_data_path
 
 from .domain.errors import EncryptionKeyError, StorageError
@@ -126,13 +126,7 @@ class StoreConfig:
     cipher_key: str | None = field(default=None, repr=False)
 
     def backend(self) -> StorageBackend:
-        try:
-            return resolve_topic(self.backend_topic)
-        except ImportError as missing:  # psycopg, without the postgres extra
-            raise StorageError(
-                f"{self.url} needs {missing.name or 'a driver'}: "
-                "pip install 'transcript-store[postgres]'"
-            ) from None
+        return _resolve(self.backend_topic, f"{self.url} needs", "postgres")
 
     @classmethod
     def from_url(
@@ -187,13 +181,7 @@ class StoreConfig:
     def _cipher_env(self) -> dict[str, str]:
         if self.cipher_key is None:
             return {}
-        try:
-            resolve_topic(CIPHER_TOPIC)
-        except ImportError:
-            raise StorageError(
-                "encryption needs the cryptography package: "
-                "pip install 'transcript-store[encryption]'"
-            ) from None
+        _resolve(CIPHER_TOPIC, "encryption needs", "encryption")
         return {"CIPHER_TOPIC": CIPHER_TOPIC, "CIPHER_KEY": self.cipher_key}
 
     def _postgres_env(self, location: PostgresLocation) -> dict[str, str]:
@@ -251,6 +239,19 @@ def _without_password(url: str) -> str:
     if not separator or not at or ":" not in credentials:
         return url
     return f"{scheme}://{credentials.split(':', 1)[0]}:***@{place}"
+
+
+def _resolve(topic: str, needs: str, extra: str) -> Any:
+    """The object a topic names; a StorageError naming the missing package and the extra
+    that installs it when an optional dependency is not installed."""
+    try:
+        return resolve_topic(topic)
+    except TopicError as error:
+        missing = error.__cause__
+        if not isinstance(missing, ImportError):
+            raise
+        package = (missing.name or "a package").split(".")[0]
+        raise StorageError(f"{needs} {package}: pip install 'transcript-store[{extra}]'") from None
 
 
 def new_cipher_key() -> str:

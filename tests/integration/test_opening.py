@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from transcripts import StorageError, TranscriptError, TranscriptStore
+from transcripts.config import new_cipher_key
 
 
 def write_and_read_back(url: str | None) -> list[dict]:
@@ -83,3 +86,37 @@ def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StorageError):
         TranscriptStore.open(f"sqlite:///{text}")
     assert text.read_text() == "not a database\n" * 100
+
+
+MISSING_PACKAGE = """
+import sys
+sys.modules[sys.argv[1]] = None  # as if the package were not installed
+from transcripts import StorageError, TranscriptStore
+try:
+    TranscriptStore.open(sys.argv[2], cipher_key=sys.argv[3] or None)
+except StorageError as error:
+    print(error)
+"""
+
+
+@pytest.mark.parametrize(
+    ("package", "url", "extra"),
+    [
+        ("cryptography", "memory://", "encryption"),
+        ("psycopg", "postgresql://nobody@127.0.0.1:1/none", "postgres"),
+    ],
+)
+def test_a_missing_optional_package_is_a_storage_error_naming_the_extra(
+    package: str, url: str, extra: str
+) -> None:
+    key = new_cipher_key() if extra == "encryption" else ""
+    done = subprocess.run(
+        [sys.executable, "-c", MISSING_PACKAGE, package, url, key],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith(
+        f"needs {package}: pip install 'transcript-store[{extra}]'"
+    )
