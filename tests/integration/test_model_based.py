@@ -8,9 +8,12 @@ stored — and with an id repeated inside one call), tool exchanges, sync with s
 lists (and with an edited stale message), compact (committed; summarize error; invalid
 replacement; orphaned tool result), attempts begun and settled later (interleaved, so that a
 second commit meets a `conflict`; settled twice; settled through another store), fail
-compaction (with and without the replacement), rebuild_projections and reopen.
+compaction (with and without the replacement), forget (then every write to the session,
+`start` included, and every settling of an attempt begun before is `SessionErasedError`),
+rebuild_projections and reopen.
 
-After every step: active context, history, audit, sessions and the event log equal the model;
+After every step: active context, history, audit, sessions and the event log equal the model
+(an erased session: its tombstone alone, every content read `SessionErasedError`);
 no id appears twice in the active list or in the history; `verify_projections()` is clean.
 Every failed attempt is also checked right where it happens to have changed nothing but the
 audit.
@@ -50,6 +53,7 @@ from hypothesis.stateful import (
 )
 from transcripts import (
     MessageConflictError,
+    SessionErasedError,
     SessionNotFoundError,
     TranscriptError,
     TranscriptStore,
@@ -134,6 +138,17 @@ class SessionModel:
             if content.get("role") == "tool" and isinstance(content.get("tool_call_id"), str):
                 answers[message_id] = content["tool_call_id"]
         return makers, answers
+
+
+@dataclass(frozen=True)
+class Erased:
+    """What the tombstone of a forgotten session records."""
+
+    source: str
+    version: int  # the tombstone's
+    messages: int
+    compactions_committed: int
+    compactions_failed: int
 
 
 @dataclass
@@ -241,6 +256,7 @@ class StoreMachine(RuleBasedStateMachine):
         self.url = f"sqlite:///{self.directory}/store.db"
         self.store = TranscriptStore.open(self.url)
         self.sessions: dict[str, SessionModel] = {}
+        self.erased: dict[str, Erased] = {}
         self.pending: list[Pending] = []
         self.fresh = count()
 
@@ -314,6 +330,10 @@ class StoreMachine(RuleBasedStateMachine):
     def append_checked(self, session_id: str, messages: list[dict]) -> list[dict] | None:
         """Append through the store and the model; None when both refused with a conflict."""
         model = self.sessions.get(session_id)
+        if session_id in self.erased:
+            with pytest.raises(SessionErasedError):
+                self.store.append(session_id, messages)
+            return None
         if model is None:
             with pytest.raises(SessionNotFoundError):
                 self.store.append(session_id, messages)
@@ -331,8 +351,17 @@ class StoreMachine(RuleBasedStateMachine):
         self.check_append(session_id, messages, returned)
         return returned
 
-    def settle(self, pending: Pending, outcome: Outcome, result: Any, *, error: object,
-               reason: str, tokens: tuple[int | None, int | None], before: dict) -> None:
+    def settle(
+        self,
+        pending: Pending,
+        outcome: Outcome,
+        result: Any,
+        *,
+        error: object,
+        reason: str,
+        tokens: tuple[int | None, int | None],
+        before: dict,
+    ) -> None:
         """Check a settled attempt against the model's outcome and apply it."""
         model = self.sessions[pending.session_id]
         pending.settled = True
@@ -493,6 +522,14 @@ class StoreMachine(RuleBasedStateMachine):
     def open_pending(self) -> list[Pending]:
         return [p for p in self.pending if not p.settled and not p.foreign]
 
+    def live_pending(self) -> list[Pending]:
+        """Attempts of sessions that were not erased since they began."""
+        return [p for p in self.pending if p.session_id not in self.erased]
+
+    def orphaned_pending(self) -> list[Pending]:
+        """Attempts begun by this store on sessions erased since."""
+        return [p for p in self.pending if p.session_id in self.erased and not p.foreign]
+
     # -- rules ----------------------------------------------------------------------------------
 
     @initialize(source=st.sampled_from(["api", "agent"]))
@@ -502,7 +539,10 @@ class StoreMachine(RuleBasedStateMachine):
     @rule(session_id=st.sampled_from(SESSIONS), source=st.sampled_from(["api", "agent"]))
     def start(self, session_id: str, source: str) -> None:
         model = self.sessions.get(session_id)
-        if model is None:
+        if session_id in self.erased:
+            with pytest.raises(SessionErasedError):
+                self.store.start(session_id, source=source)
+        elif model is None:
             self.store.start(session_id, source=source)
             self.sessions[session_id] = SessionModel(source)
         elif model.source == source:
@@ -648,19 +688,19 @@ class StoreMachine(RuleBasedStateMachine):
         session_id = data.draw(st.sampled_from(self.started()), label="session")
         self.pending.append(self.begin(session_id))
 
-    @precondition(lambda self: self.pending)
+    @precondition(lambda self: self.live_pending())
     @rule(
         data=st.data(),
         kind=st.sampled_from(["valid"] * 4 + ["edited", "twice", "foreign_id", "bad"]),
     )
     def commit_compaction(self, data: st.DataObject, kind: str) -> None:
-        pending = data.draw(st.sampled_from(self.pending), label="attempt")
+        pending = data.draw(st.sampled_from(self.live_pending()), label="attempt")
         self.commit(data, pending, self.replacement(data, pending, kind))
 
-    @precondition(lambda self: self.pending)
+    @precondition(lambda self: self.live_pending())
     @rule(data=st.data())
     def fail_compaction(self, data: st.DataObject) -> None:
-        pending = data.draw(st.sampled_from(self.pending), label="attempt")
+        pending = data.draw(st.sampled_from(self.live_pending()), label="attempt")
         failure = data.draw(
             st.sampled_from(["summarize_error", "timeout", "storage_error"]), label="failure"
         )
@@ -709,10 +749,40 @@ class StoreMachine(RuleBasedStateMachine):
         self.settle(loser, Outcome("conflict", list(loser.snapshot)), result, error=ANY_TEXT,
                     reason="", tokens=(None, None), before=before)  # fmt: skip
 
+    @precondition(lambda self: self.sessions)
+    @rule(data=st.data())
+    def forget(self, data: st.DataObject) -> None:
+        session_id = data.draw(st.sampled_from(self.started()), label="session")
+        model = self.sessions.pop(session_id)
+        committed = sum(1 for entry in model.audit if entry["status"] == "committed")
+        erased = Erased(model.source, model.version + 1, len(model.stored), committed,
+                        len(model.audit) - committed)  # fmt: skip
+        erasure = self.store.forget(session_id)
+        assert not erasure.already_erased
+        assert erasure.events == model.version
+        assert (erasure.messages, erasure.compactions_committed, erasure.compactions_failed) == (
+            erased.messages,
+            erased.compactions_committed,
+            erased.compactions_failed,
+        )
+        self.erased[session_id] = erased
+        assert self.store.forget(session_id).already_erased  # again: nothing changes
+
+    @precondition(lambda self: self.orphaned_pending())
+    @rule(data=st.data(), commit=st.booleans())
+    def settle_an_attempt_on_an_erased_session(self, data: st.DataObject, commit: bool) -> None:
+        pending = data.draw(st.sampled_from(self.orphaned_pending()), label="attempt")
+        with pytest.raises(SessionErasedError):
+            if commit:
+                self.store.commit_compaction(pending.attempt, [{"role": "user", "content": "x"}])
+            else:
+                self.store.fail_compaction(pending.attempt, "too late")
+
     @rule()
     def rebuild_projections(self) -> None:
         replayed = self.store.rebuild_projections()
-        assert replayed == sum(model.version for model in self.sessions.values())
+        tombstones = len(self.erased)
+        assert replayed == sum(model.version for model in self.sessions.values()) + tombstones
 
     @rule()
     def reopen(self) -> None:
@@ -728,6 +798,16 @@ class StoreMachine(RuleBasedStateMachine):
         store = self.store
         for session_id in SESSIONS:
             model = self.sessions.get(session_id)
+            if session_id in self.erased:
+                for read in (store.active, store.history, store.compactions):
+                    with pytest.raises(SessionErasedError):
+                        read(session_id)
+                [tombstone] = store.events(session_id)
+                assert (tombstone["type"], tombstone["version"]) == (
+                    "Erased",
+                    self.erased[session_id].version,
+                )
+                continue
             if model is None:
                 with pytest.raises(SessionNotFoundError):
                     store.active(session_id)
@@ -748,7 +828,15 @@ class StoreMachine(RuleBasedStateMachine):
             assert [event["type"] for event in events] == model.events
             assert [event["version"] for event in events] == list(range(1, model.version + 1))
         summaries = {s["id"]: s for s in store.sessions()}
-        assert set(summaries) == set(self.sessions)
+        assert set(summaries) == {*self.sessions, *self.erased}
+        for session_id, erased in self.erased.items():
+            summary = summaries[session_id]
+            assert summary["erased_at"] is not None
+            assert (summary["source"], summary["version"], summary["messages"]) == (
+                erased.source,
+                erased.version,
+                0,
+            )
         for session_id, model in self.sessions.items():
             summary = summaries[session_id]
             committed = sum(1 for entry in model.audit if entry["status"] == "committed")
