@@ -162,8 +162,6 @@ def search(
     limit: int = 20,
 ) -> list[SearchHit]:
     """Messages matching a web-search style query, best first, with a snippet of the matches."""
-    if not query.strip():
-        raise InvalidSearchError("the search query is empty")
     text = websearch(query)
     cursor.execute(
         f"SELECT numnode(q) AS nodes, querytree(q) AS indexed "

@@ -28,6 +28,7 @@ from uuid import UUID
 import orjson
 from eventsourcing.persistence import Mapper, PersistenceError, StoredEvent, Tracking
 
+from ..domain.errors import InvalidSearchError
 from ..domain.messages import Message
 from ..projections.projector import LogEntry, Projector, ViewState
 from ..projections.rows import (
@@ -167,6 +168,8 @@ class SQLTranscriptViews(TranscriptViews):
         active_only: bool = False,
         limit: int = 20,
     ) -> list[SearchHit]:
+        if not query.strip():
+            raise InvalidSearchError("the search query is empty")
         with self._current() as c:
             return self.SEARCH(
                 c, query, session_id=session_id, role=role, active_only=active_only, limit=limit

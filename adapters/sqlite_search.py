@@ -73,8 +73,6 @@ def search(
     limit: int = 20,
 ) -> list[SearchHit]:
     """Messages matching an FTS5 query, best first, with a snippet around the match."""
-    if not query.strip():
-        raise InvalidSearchError("the search query is empty")
     conditions = ["message_search MATCH ?"]
     parameters: list[object] = [query]
     for column, value in (("h.session_id", session_id), ("h.role", role)):
