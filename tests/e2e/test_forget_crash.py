@@ -23,8 +23,8 @@ url, run, messages = sys.argv[1], sys.argv[2], int(sys.argv[3])
 with TranscriptStore.open(url) as store:
     for k in range(1000):
         session = f"{run}-{k}"
-        store.start(session, metadata={"m": f"mark{run}x{k}"})
-        store.append(session, [{"role": "user", "content": f"mark{run}x{k} {i}"}
+        store.start(session, metadata={"m": f"mark{run}x{k}q"})
+        store.append(session, [{"role": "user", "content": f"mark{run}x{k}q {i}"}
                                for i in range(messages)])
         print("filled", session, flush=True)
         store.forget(session)
@@ -70,5 +70,6 @@ def test_a_process_killed_while_it_forgets_leaves_each_session_whole_or_only_its
         store.rebuild_projections()
         assert store.verify_projections().ok
     data = b"".join(file.read_bytes() for file in (path, Path(f"{path}-wal")) if file.exists())
-    left = [session for session in forgot if f"mark{session.replace('-', 'x')}".encode() in data]
+    # "mark<run>x<k>q": the q ends it, so session r4-1's marker does not match r4-10's
+    left = [session for session in forgot if f"mark{session.replace('-', 'x')}q".encode() in data]
     assert left == []
