@@ -7,7 +7,8 @@ with TranscriptStore.open("sqlite:///transcripts.db") as store:
     store.append("session-1", [{"role": "user", "content": "hello"}])
 """
 
-from .application import TranscriptStore
+from .application.results import CompactionAttempt, CompactionResult, Erasure
+from .application.store import TranscriptStore
 from .domain.errors import (
     InvalidMessageError,
     MessageConflictError,
@@ -16,7 +17,6 @@ from .domain.errors import (
     StorageError,
     TranscriptError,
 )
-from .results import CompactionAttempt, CompactionResult, Erasure
 
 __all__ = [
     "CompactionAttempt",

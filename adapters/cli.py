@@ -15,7 +15,7 @@ from typing import Any
 import click
 from eventsourcing.persistence import MapperDeserialisationError, PersistenceError
 
-from ..application import TranscriptStore
+from ..application.store import TranscriptStore
 from ..config import default_path, new_cipher_key
 from ..domain.errors import TranscriptError
 from . import cli_follow, cli_forget, cli_io, cli_migrate, cli_read, cli_search

@@ -10,7 +10,7 @@ from types import FrameType
 
 import click
 
-from ..application import TranscriptStore
+from ..application.store import TranscriptStore
 from .cli_support import with_store
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)

@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
-from ..application import TranscriptStore
+from ..application.results import Erasure
+from ..application.store import TranscriptStore
 from ..domain.errors import SessionNotFoundError
-from ..results import Erasure
 from .cli_support import json_option, with_store
 from .render import to_json
 from .render_read import plural, when

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..application import TranscriptStore
+from ..application.store import TranscriptStore
 from ..domain.errors import TranscriptError
 from .cli_support import CONTEXT_SETTINGS, console, json_option, with_store
 from .hermes import import_hermes

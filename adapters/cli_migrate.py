@@ -35,11 +35,11 @@ from eventsourcing.persistence import (
     StoredEvent,
 )
 
-from ..application import TranscriptStore
+from ..application.event_log import TranscriptLog
+from ..application.store import TranscriptStore
 from ..config import CIPHER_KEY_VARIABLE, StoreConfig
 from ..domain.errors import EncryptionKeyError, StorageError, TranscriptError
 from ..domain.transcript import Transcript
-from ..log import TranscriptLog
 from ..projections.verify import VerifyReport
 from .cli_support import CONTEXT_SETTINGS
 from .render import progress_bar

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..application import TranscriptStore
+from ..application.store import TranscriptStore
 from ..domain.errors import MessageNotFoundError, TranscriptError
 from .cli_support import console, json_option, parse_since, with_store
 from .render import status_table, to_json

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from rich.text import Text
 
-from ..application import TranscriptStore
+from ..application.store import TranscriptStore
 from .cli_support import console, json_option, with_store
 from .render import make_table, short_id, to_json
 

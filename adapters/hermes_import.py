@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..application import TranscriptStore
+from ..application.store import TranscriptStore
 from ..domain.compaction import STORAGE_ERROR
 from ..domain.errors import SessionNotFoundError
 from ..domain.messages import content_hash, split_id

@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from ..application import TranscriptStore
+from ..application.store import TranscriptStore
 from ..domain.errors import InvalidMessageError, TranscriptError
 from ..domain.messages import MAX_DEPTH, check_json, content_hash, split_id, with_id
 

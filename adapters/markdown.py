@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from ..application import TranscriptStore
+from ..application.store import TranscriptStore
 from .render_read import boundary_text, when
 from .timeline import Boundary, Entry, timeline
 

@@ -42,7 +42,7 @@ from eventsourcing.postgres import (
 from psycopg.adapt import Loader
 from psycopg.sql import SQL
 
-from .. import backoff
+from ..application import backoff
 from ..domain.errors import StorageError
 from ..projections.projector import Projector
 from . import postgres_search as search

@@ -12,7 +12,7 @@ from eventsourcing.application import Application
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 
-from .. import backoff
+from ..application import backoff
 from ..config import StoreConfig
 from ..domain.errors import StorageError
 from ..projections.projector import Projector

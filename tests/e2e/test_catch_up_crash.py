@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from transcripts import TranscriptStore
-from transcripts.log import TranscriptLog
+from transcripts.application.event_log import TranscriptLog
 from transcripts.config import StoreConfig
 from transcripts.domain.transcript import Transcript
 

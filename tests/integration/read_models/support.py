@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from transcripts import TranscriptStore
-from transcripts.log import TranscriptLog
+from transcripts.application.event_log import TranscriptLog
 from transcripts.config import StoreConfig
 from transcripts.domain.transcript import Transcript, transcript_id
 from transcripts.projections.fold import SessionFold

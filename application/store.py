@@ -18,23 +18,23 @@ from uuid import uuid4
 
 from eventsourcing.persistence import PersistenceError
 
-from .config import StoreConfig
-from .domain.compaction import STORAGE_ERROR, SUMMARIZE_ERROR, CompactionRejected, would_supersede
-from .domain.errors import (
+from ..config import StoreConfig
+from ..domain.compaction import STORAGE_ERROR, SUMMARIZE_ERROR, CompactionRejected, would_supersede
+from ..domain.errors import (
     MessageNotFoundError,
     SessionErasedError,
     SessionNotFoundError,
     StorageError,
     TranscriptError,
 )
-from .domain.messages import Message, as_message_list, safe_text
-from .domain.transcript import Transcript
-from .log import UNREADABLE, TranscriptLog, corrupt_session
-from .projections.fold import SessionFold
-from .projections.projector import Projector
-from .projections.rows import SessionRow
-from .projections.verify import VerifyReport, compare_session, quarantine_problems
-from .projections.views import Progress, TranscriptViews, ViewStatus
+from ..domain.messages import Message, as_message_list, safe_text
+from ..domain.transcript import Transcript
+from ..projections.fold import SessionFold
+from ..projections.projector import Projector
+from ..projections.rows import SessionRow
+from ..projections.verify import VerifyReport, compare_session, quarantine_problems
+from ..projections.views import Progress, TranscriptViews, ViewStatus
+from .event_log import UNREADABLE, TranscriptLog, corrupt_session
 from .results import CompactionAttempt, CompactionResult, Erasure
 
 T = TypeVar("T")

@@ -21,10 +21,10 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError, PersistenceError, StoredEvent
 from eventsourcing.utils import Environment, EnvType
 
+from ..config import DEFAULT_LOCK_TIMEOUT
+from ..domain.errors import SessionNotFoundError, StorageError, TranscriptError
+from ..domain.transcript import Transcript, transcript_id
 from . import backoff
-from .config import DEFAULT_LOCK_TIMEOUT
-from .domain.errors import SessionNotFoundError, StorageError, TranscriptError
-from .domain.transcript import Transcript, transcript_id
 
 T = TypeVar("T")
 ReplaceStream = Callable[[Application[UUID], StoredEvent], None]
