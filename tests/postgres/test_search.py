@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 
 from transcripts import TranscriptStore
-from transcripts.adapters import postgres_search
+from transcripts.adapters.storage.postgres import search as postgres_search
 
 from .support import connect, sql
 

@@ -10,8 +10,8 @@ from eventsourcing.cryptography import AESCipher as LibraryAESCipher
 from eventsourcing.persistence import DatetimeAsISO, JSONTranscoder, UUIDAsHex
 from eventsourcing.utils import Environment
 
-from transcripts.adapters.cipher import AESCipher
-from transcripts.adapters.codec import OrjsonTranscoder
+from transcripts.adapters.storage.cipher import AESCipher
+from transcripts.adapters.storage.codec import OrjsonTranscoder
 from transcripts.config import new_cipher_key
 
 EVENT_STATE = {

@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from ..domain.errors import InvalidSearchError
-from ..projections.views import SearchHit
+from ....domain.errors import InvalidSearchError
+from ....projections.views import SearchHit
 
 _TEXT = """
     COALESCE(CASE json_type({row}.message, '$.content')

@@ -21,8 +21,8 @@ from typing import Any
 import orjson
 from eventsourcing.persistence import Cipher
 
-from ..config import CIPHER_KEY_VARIABLE
-from ..domain.errors import EncryptionKeyError
+from ...config import CIPHER_KEY_VARIABLE
+from ...domain.errors import EncryptionKeyError
 
 SETTINGS_TABLE = "store_settings"
 ENCRYPTION_SETTING = "encryption"

@@ -24,7 +24,7 @@ from eventsourcing.application import Application
 from eventsourcing.persistence import OperationalError, StoredEvent
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteDatastore
 
-from .sqlite_search import SEARCH_TABLE
+from .search import SEARCH_TABLE
 
 FENCE_TRIGGER = "{table}_version_fence"
 CHECKPOINT_WAIT = 0.05  # seconds between checkpoint attempts while readers hold old frames

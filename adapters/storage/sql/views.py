@@ -28,10 +28,10 @@ from uuid import UUID
 import orjson
 from eventsourcing.persistence import Mapper, PersistenceError, StoredEvent, Tracking
 
-from ..domain.errors import InvalidSearchError
-from ..domain.messages import Message
-from ..projections.projector import LogEntry, Projector, ViewState
-from ..projections.rows import (
+from ....domain.errors import InvalidSearchError
+from ....domain.messages import Message
+from ....projections.projector import LogEntry, Projector, ViewState
+from ....projections.rows import (
     VIEW_NAMES,
     ActiveRow,
     AttemptRow,
@@ -40,8 +40,8 @@ from ..projections.rows import (
     SessionRow,
     ViewChanges,
 )
-from ..projections.views import Progress, SearchHit, SessionRows, TranscriptViews, ViewStatus
-from .sealing import (
+from ....projections.views import Progress, SearchHit, SessionRows, TranscriptViews, ViewStatus
+from ..sealing import (
     ENCRYPTION_SETTING,
     SETTINGS_TABLE,
     ContentColumns,
@@ -49,7 +49,7 @@ from .sealing import (
     check_setting,
     content_columns,
 )
-from .sql_schema import LIVE, NEXT, QUARANTINE, VERSIONS_TABLE, ColumnTypes, Tables
+from .schema import LIVE, NEXT, QUARANTINE, VERSIONS_TABLE, ColumnTypes, Tables
 
 TRACKING_NAME = "transcripts"
 REBUILD_TRACKING_NAME = "transcripts~rebuild"

@@ -42,12 +42,12 @@ from eventsourcing.postgres import (
 from psycopg.adapt import Loader
 from psycopg.sql import SQL
 
-from ..application import backoff
-from ..domain.errors import StorageError
-from ..projections.projector import Projector
-from . import postgres_search as search
-from .sql_schema import LIVE, NEXT, REBUILD_SUFFIX, ColumnTypes, Tables
-from .sql_views import BATCH_SIZE, TRACKING_NAME, Followed, SQLTranscriptViews
+from ....application import backoff
+from ....domain.errors import StorageError
+from ....projections.projector import Projector
+from ..sql.schema import LIVE, NEXT, REBUILD_SUFFIX, ColumnTypes, Tables
+from ..sql.views import BATCH_SIZE, TRACKING_NAME, Followed, SQLTranscriptViews
+from . import search
 
 POSTGRES_COLUMNS = ColumnTypes(
     text='TEXT COLLATE "C"',

@@ -20,11 +20,11 @@ import orjson
 from eventsourcing.persistence import IntegrityError, Mapper, OperationalError, PersistenceError
 from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore, SQLiteTrackingRecorder
 
-from ..domain.messages import Message
-from ..projections.projector import Projector
-from . import sqlite_search as search
-from .sql_schema import LIVE, NEXT, ColumnTypes, Tables
-from .sql_views import TRACKING_NAME, SQLTranscriptViews
+from ....domain.messages import Message
+from ....projections.projector import Projector
+from ..sql.schema import LIVE, NEXT, ColumnTypes, Tables
+from ..sql.views import TRACKING_NAME, SQLTranscriptViews
+from . import search
 
 _ACTIVE_SQL = "SELECT message FROM active_messages WHERE session_id = ? ORDER BY position"
 _EXISTS_SQL = "SELECT 1 FROM sessions WHERE session_id = ?"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..projections.rows import VIEW_NAMES
-from .sealing import SETTINGS_TABLE
+from ....projections.rows import VIEW_NAMES
+from ..sealing import SETTINGS_TABLE
 
 REBUILD_SUFFIX = "__next"
 QUARANTINE = "quarantined_events"

@@ -22,8 +22,8 @@ from eventsourcing.persistence import StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
 from psycopg.sql import SQL, Identifier
 
-from ..projections.rows import VIEW_NAMES
-from .sql_schema import QUARANTINE
+from ....projections.rows import VIEW_NAMES
+from ..sql.schema import QUARANTINE
 
 FENCE = "{table}_version_fence"
 DERIVED_TABLES = ("message_search",)  # derived from the views (full-text search), if present

@@ -12,12 +12,12 @@ from eventsourcing.application import Application
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 
-from ..application import backoff
-from ..config import StoreConfig
-from ..domain.errors import StorageError
-from ..projections.projector import Projector
-from . import sqlite_erasure
-from .sqlite_views import SQLiteTranscriptViews
+from ....application import backoff
+from ....config import StoreConfig
+from ....domain.errors import StorageError
+from ....projections.projector import Projector
+from . import erasure
+from .views import SQLiteTranscriptViews
 
 
 class SQLiteBackend:
@@ -36,14 +36,14 @@ class SQLiteBackend:
         views = SQLiteTranscriptViews(log.factory.datastore, mapper=log.mapper, projector=projector)
         views.create_table()
         assert isinstance(log.recorder, SQLiteApplicationRecorder)
-        sqlite_erasure.ensure_fence(log.recorder)
+        erasure.ensure_fence(log.recorder)
         return views
 
     def replace_stream(self, log: Application[UUID], tombstone: StoredEvent) -> None:
-        sqlite_erasure.replace_stream(log, tombstone)
+        erasure.replace_stream(log, tombstone)
 
     def scrub(self, log: Application[UUID]) -> None:
-        sqlite_erasure.scrub(log)
+        erasure.scrub(log)
 
 
 SQLITE = SQLiteBackend()

@@ -25,8 +25,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..domain.errors import InvalidSearchError
-from ..projections.views import SearchHit
+from ....domain.errors import InvalidSearchError
+from ....projections.views import SearchHit
 
 CONFIG = "pg_catalog.english"
 VECTOR_FUNCTION = "transcripts_search_vector"

@@ -2,9 +2,9 @@
 
 `eventsourcing.sqlite` opens connections with `cached_statements=True`, a cache of one
 statement, so every write re-parses its SQL. This module is the same persistence module
-(select it with `PERSISTENCE_MODULE=transcripts.adapters.sqlite_factory:Factory`) whose connections
-keep their prepared statements. The store files are already in WAL mode (see
-`sqlite_backend`), so connections do not switch journal modes either.
+(`PERSISTENCE_MODULE=transcripts.adapters.storage.sqlite.factory:Factory`) whose
+connections keep their prepared statements. The store files are already in WAL mode (see
+`backend`), so connections do not switch journal modes either.
 
 Every connection deletes with `secure_delete` on: the bytes of a deleted row are zeroed,
 so what `forget` deletes does not linger in free space (Debian builds SQLite with it on

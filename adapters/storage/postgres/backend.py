@@ -25,13 +25,13 @@ from eventsourcing.application import Application
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
 
-from ..config import PostgresLocation, StoreConfig
-from ..domain.errors import StorageError
-from ..projections.projector import Projector
-from . import postgres_erasure
-from .postgres_views import PostgresTranscriptViews, advisory_key
-from .sealing import SETTINGS_TABLE
-from .sql_schema import QUARANTINE, VERSIONS_TABLE
+from ....config import PostgresLocation, StoreConfig
+from ....domain.errors import StorageError
+from ....projections.projector import Projector
+from ..sealing import SETTINGS_TABLE
+from ..sql.schema import QUARANTINE, VERSIONS_TABLE
+from . import erasure
+from .views import PostgresTranscriptViews, advisory_key
 
 CHECK_TIMEOUT = 10  # seconds to reach the server when a store opens
 
@@ -75,16 +75,16 @@ class PostgresBackend:
             with _schema_lock(datastore, recorder.events_table_name):
                 recorder.create_table()
                 views.create_table()
-        if not postgres_erasure.has_fence(datastore, recorder.events_table_name):
+        if not erasure.has_fence(datastore, recorder.events_table_name):
             with _schema_lock(datastore, recorder.events_table_name):
-                postgres_erasure.create_fence(datastore, recorder.events_table_name)
+                erasure.create_fence(datastore, recorder.events_table_name)
         return views
 
     def replace_stream(self, log: Application[UUID], tombstone: StoredEvent) -> None:
-        postgres_erasure.replace_stream(log, tombstone)
+        erasure.replace_stream(log, tombstone)
 
     def scrub(self, log: Application[UUID]) -> None:
-        postgres_erasure.scrub(log)
+        erasure.scrub(log)
 
 
 POSTGRES = PostgresBackend()
