@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from transcripts import TranscriptStore
-from transcripts.adapters.cli_migrate import migrate
+from transcripts.adapters.migration import migrate
 from transcripts.config import new_cipher_key
 from transcripts.domain.errors import EncryptionKeyError, TranscriptError
 

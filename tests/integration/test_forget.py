@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from transcripts import Erasure, SessionErasedError, SessionNotFoundError, TranscriptStore
-from transcripts.adapters.hermes import import_hermes
+from transcripts.adapters.importers.hermes import import_hermes
 from transcripts.config import StoreConfig
 
 MARKER = "zqxmarker7f3a"  # in every kind of content a session holds, and nowhere else

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from transcripts import TranscriptError, TranscriptStore
-from transcripts.adapters.hermes import HermesImportError, SessionReport, import_hermes
+from transcripts.adapters.importers.hermes import HermesImportError, SessionReport, import_hermes
 
 FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "hermes_state_sample.db"
 HEALTHY = "20260829_101500_a1b2c3"

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 from transcripts import InvalidMessageError, StorageError, TranscriptError, TranscriptStore
-from transcripts.adapters.hermes import HermesImportError, import_hermes
-from transcripts.adapters.jsonl import JsonlError, read_jsonl
+from transcripts.adapters.importers.hermes import HermesImportError, import_hermes
+from transcripts.adapters.importers.jsonl import JsonlError, read_jsonl
 from transcripts.domain.errors import InvalidSearchError, SessionNotFoundError
 from transcripts.domain.messages import MAX_MESSAGE_BYTES, canonical_json
 from transcripts.domain.transcript import transcript_id

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from transcripts import TranscriptStore
 from transcripts.adapters.cli import cli
-from transcripts.adapters.cli_migrate import MigrationError, migrate
+from transcripts.adapters.migration import MigrationError, migrate
 
 from .support import sql
 

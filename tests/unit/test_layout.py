@@ -73,7 +73,7 @@ def test_sql_lives_only_in_adapters() -> None:
 
 
 def test_the_package_passes_the_linter_and_the_formatter() -> None:
-    sources = [str(ROOT / name) for name in ("domain", "projections", "adapters", "application")]
+    sources = [str(ROOT / name) for name in ("domain", "projections", "adapters", "application", "integrations")]
     sources += [str(path) for path in ROOT.glob("*.py")]
     ruff = [sys.executable, "-m", "ruff"]
     config = ["--config", str(ROOT / "pyproject.toml")]

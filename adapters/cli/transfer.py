@@ -7,14 +7,14 @@ from pathlib import Path
 
 import click
 
-from ..application.store import TranscriptStore
-from ..domain.errors import TranscriptError
-from .cli_support import CONTEXT_SETTINGS, console, json_option, with_store
-from .hermes import import_hermes
-from .jsonl import JsonlSession, import_session, jsonl_lines, read_jsonl
-from .markdown import session_markdown
+from ...application.store import TranscriptStore
+from ...domain.errors import TranscriptError
+from ..exporters.markdown import session_markdown
+from ..importers.hermes import import_hermes
+from ..importers.jsonl import JsonlSession, import_session, jsonl_lines, read_jsonl
 from .render import progress_bar, to_json
 from .render_read import hermes_report_table, hermes_summary, plural
+from .support import CONTEXT_SETTINGS, console, json_option, with_store
 
 
 @click.group("import", context_settings=CONTEXT_SETTINGS)

@@ -8,9 +8,9 @@ from typing import Any
 
 import click
 
-from ..application.store import TranscriptStore
-from ..domain.errors import MessageNotFoundError, TranscriptError
-from .cli_support import console, json_option, parse_since, with_store
+from ...application.store import TranscriptStore
+from ...domain.errors import MessageNotFoundError, TranscriptError
+from ..exporters.timeline import Entry, timeline, tokens_saved
 from .render import status_table, to_json
 from .render_read import (
     audit_summary,
@@ -22,7 +22,7 @@ from .render_read import (
     sessions_table,
     timeline_table,
 )
-from .timeline import Entry, timeline, tokens_saved
+from .support import console, json_option, parse_since, with_store
 
 
 @click.command()

@@ -7,12 +7,12 @@ from typing import Any
 
 import click
 
-from ..application.results import Erasure
-from ..application.store import TranscriptStore
-from ..domain.errors import SessionNotFoundError
-from .cli_support import json_option, with_store
+from ...application.results import Erasure
+from ...application.store import TranscriptStore
+from ...domain.errors import SessionNotFoundError
 from .render import to_json
 from .render_read import plural, when
+from .support import json_option, with_store
 
 
 @click.command()

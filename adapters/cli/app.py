@@ -1,9 +1,9 @@
 """The `transcripts` command line: a thin client of the library.
 
 This module holds the group, its global options and the one place where errors become
-messages; the commands live in `cli_read.py` (info, sessions, show, history, audit, events,
-explain), `cli_io.py` (import hermes, import jsonl, export), `cli_forget.py` and
-`cli_projections.py`.
+messages; the commands live in `read` (info, sessions, show, history, audit, events,
+explain), `transfer` (import hermes, import jsonl, export), `search`, `forget`, `migrate`
+and `projections` (status, rebuild, catch-up, verify, follow).
 """
 
 from __future__ import annotations
@@ -15,13 +15,17 @@ from typing import Any
 import click
 from eventsourcing.persistence import MapperDeserialisationError, PersistenceError
 
-from ..application.store import TranscriptStore
-from ..config import default_path, new_cipher_key
-from ..domain.errors import TranscriptError
-from . import cli_follow, cli_forget, cli_io, cli_migrate, cli_read, cli_search
-from .cli_projections import projections
-from .cli_support import CONTEXT_SETTINGS, StoreOpener, console, with_store
+from ...application.store import TranscriptStore
+from ...config import default_path, new_cipher_key
+from ...domain.errors import TranscriptError
+from . import read, transfer
 from .demo import run_demo
+from .follow import follow
+from .forget import forget
+from .migrate import migrate_command
+from .projections import projections
+from .search import search
+from .support import CONTEXT_SETTINGS, StoreOpener, console, with_store
 
 
 class TranscriptsGroup(click.Group):
@@ -115,12 +119,9 @@ def generate_key() -> None:
     click.echo(new_cipher_key())
 
 
-for command in [*cli_read.COMMANDS, *cli_io.COMMANDS, projections]:
+for command in [*read.COMMANDS, *transfer.COMMANDS, projections, migrate_command, search, forget]:
     cli.add_command(command)
-projections.add_command(cli_follow.follow)  # `projections follow`
-cli.add_command(cli_migrate.migrate_command)  # `migrate --from URL --to URL`
-cli.add_command(cli_search.search)
-cli.add_command(cli_forget.forget)  # `forget SESSION`
+projections.add_command(follow)  # `projections follow`
 
 
 def main() -> None:

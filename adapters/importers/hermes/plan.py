@@ -33,10 +33,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..domain.compaction import CompactionRejected, check_tool_pairing, pairing_facts
-from ..domain.errors import InvalidMessageError
-from ..domain.messages import split_id
-from .hermes_reader import HermesRow, HermesSession
+from ....domain.compaction import CompactionRejected, check_tool_pairing, pairing_facts
+from ....domain.errors import InvalidMessageError
+from ....domain.messages import split_id
+from .reader import HermesRow, HermesSession
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Import a Hermes agent session store (`state.db`) into a TranscriptStore.
 
     from transcripts import TranscriptStore
-    from transcripts.adapters.hermes import import_hermes
+    from transcripts.adapters.importers.hermes import import_hermes
 
     with TranscriptStore.open() as store:
         for report in import_hermes(store, "~/.hermes/state.db", dry_run=True):
@@ -45,7 +45,7 @@ superseded (its error text says what the attempt itself would have superseded).
 
 from __future__ import annotations
 
-from .hermes_import import SessionReport, import_hermes
-from .hermes_reader import SUPPORTED_SCHEMA_VERSIONS, HermesImportError
+from .importer import SessionReport, import_hermes
+from .reader import SUPPORTED_SCHEMA_VERSIONS, HermesImportError
 
 __all__ = ["SUPPORTED_SCHEMA_VERSIONS", "HermesImportError", "SessionReport", "import_hermes"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..application.store import TranscriptStore
+from ...application.store import TranscriptStore
 
 
 @dataclass(frozen=True)

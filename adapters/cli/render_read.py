@@ -8,8 +8,8 @@ from typing import Any
 
 from rich.table import Table
 
+from ..exporters.timeline import Boundary, Item, tokens_saved
 from .render import make_table, short_id, snippet
-from .timeline import Boundary, Item, tokens_saved
 
 
 def when(at: datetime, *, seconds: bool = True) -> str:

@@ -12,8 +12,8 @@ from typing import Any
 
 import orjson
 
-from ..application.store import TranscriptStore
-from .render_read import boundary_text, when
+from ...application.store import TranscriptStore
+from ..cli.render_read import boundary_text, when
 from .timeline import Boundary, Entry, timeline
 
 

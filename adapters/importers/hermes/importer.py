@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..application.store import TranscriptStore
-from ..domain.compaction import STORAGE_ERROR
-from ..domain.errors import SessionNotFoundError
-from ..domain.messages import content_hash, split_id
-from .hermes_plan import Append, Compact, Fail, SessionPlan, Unit, plan_session
-from .hermes_reader import HermesFile, HermesImportError, HermesSession
+from ....application.store import TranscriptStore
+from ....domain.compaction import STORAGE_ERROR
+from ....domain.errors import SessionNotFoundError
+from ....domain.messages import content_hash, split_id
+from .plan import Append, Compact, Fail, SessionPlan, Unit, plan_session
+from .reader import HermesFile, HermesImportError, HermesSession
 
 Status = Literal["imported", "unchanged", "repaired"]
 Progress = Callable[[int, int], None]

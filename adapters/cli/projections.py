@@ -6,9 +6,9 @@ from dataclasses import asdict
 
 import click
 
-from ..application.store import TranscriptStore
-from .cli_support import CONTEXT_SETTINGS, console, json_option, with_store
+from ...application.store import TranscriptStore
 from .render import progress_bar, status_table, to_json
+from .support import CONTEXT_SETTINGS, console, json_option, with_store
 
 
 @click.group(context_settings=CONTEXT_SETTINGS)

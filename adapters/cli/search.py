@@ -5,9 +5,9 @@ from __future__ import annotations
 import click
 from rich.text import Text
 
-from ..application.store import TranscriptStore
-from .cli_support import console, json_option, with_store
+from ...application.store import TranscriptStore
 from .render import make_table, short_id, to_json
+from .support import console, json_option, with_store
 
 
 @click.command()

@@ -22,9 +22,9 @@ from typing import Any
 
 import orjson
 
-from ..application.store import TranscriptStore
-from ..domain.errors import InvalidMessageError, TranscriptError
-from ..domain.messages import MAX_DEPTH, check_json, content_hash, split_id, with_id
+from ...application.store import TranscriptStore
+from ...domain.errors import InvalidMessageError, TranscriptError
+from ...domain.messages import MAX_DEPTH, check_json, content_hash, split_id, with_id
 
 SOURCE = "jsonl"
 

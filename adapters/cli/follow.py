@@ -10,8 +10,8 @@ from types import FrameType
 
 import click
 
-from ..application.store import TranscriptStore
-from .cli_support import with_store
+from ...application.store import TranscriptStore
+from .support import with_store
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 

@@ -1,0 +1,1 @@
+"""Importers: transcripts written by other programs, stored through the public API."""
