@@ -19,9 +19,8 @@ again.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from uuid import UUID
 
@@ -34,15 +33,14 @@ from eventsourcing.persistence import (
 )
 
 from ..application.event_log import TranscriptLog
+from ..application.storage import StoreConfig
 from ..application.store import TranscriptStore
-from ..config import StoreConfig
-from ..domain.errors import EncryptionKeyError, StorageError, TranscriptError
+from ..domain.errors import EncryptionKeyError, NotAStoreError, StorageError, TranscriptError
 from ..domain.transcript import Transcript
 from ..projections.verify import VerifyReport
 
 COPY_BATCH = 1000
 Progress = Callable[[int, int], None]
-SQLITE_EVENTS_TABLE = "stored_events"
 
 
 class MigrationError(TranscriptError):
@@ -142,23 +140,18 @@ def _check_key(source: TranscriptLog, config: StoreConfig) -> None:
 
 
 def _same_store(a: StoreConfig, b: StoreConfig) -> bool:
-    if a.sqlite_path is not None and b.sqlite_path is not None:
-        return a.sqlite_path.resolve() == b.sqlite_path.resolve()
-    if a.postgres is None or b.postgres is None:
-        return False
-    place = (a.postgres.host, a.postgres.port, a.postgres.dbname)
-    return place == (b.postgres.host, b.postgres.port, b.postgres.dbname)
+    return a.location.identity == b.location.identity
 
 
 @contextmanager
 def _source_log(config: StoreConfig) -> Iterator[TranscriptLog]:
     """The source's log through the library alone: nothing of the source is written."""
-    if config.sqlite_path is not None:
-        _check_sqlite_store(config)
-    else:
-        config.backend().prepare(config)  # a clear error if the server refuses
     try:
-        log = TranscriptLog(env=config.library_env())
+        config.backend.check_store(config)
+    except NotAStoreError as error:
+        raise MigrationError(str(error)) from None
+    try:
+        log = TranscriptLog(config)
     except PersistenceError as error:
         raise StorageError(f"cannot open {config.url}: {error}") from error
     try:
@@ -169,23 +162,6 @@ def _source_log(config: StoreConfig) -> Iterator[TranscriptLog]:
         yield log
     finally:
         log.close()
-
-
-def _check_sqlite_store(config: StoreConfig) -> None:
-    path = config.sqlite_path
-    assert path is not None
-    if not path.is_file():
-        raise MigrationError(f"no store at {path}")
-    try:
-        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
-            found = db.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                (SQLITE_EVENTS_TABLE,),
-            ).fetchone()
-    except sqlite3.Error as error:
-        raise MigrationError(f"{path} is not a transcript store: {error}") from None
-    if found is None:
-        raise MigrationError(f"{path} is not a transcript store: it has no log")
 
 
 def _pages(recorder: ApplicationRecorder, after: int = 0) -> Iterator[list[Notification]]:

@@ -21,15 +21,20 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError, PersistenceError, StoredEvent
 from eventsourcing.utils import Environment, EnvType
 
-from ..config import DEFAULT_LOCK_TIMEOUT
 from ..domain.errors import SessionNotFoundError, StorageError, TranscriptError
 from ..domain.transcript import Transcript, transcript_id
 from . import backoff
+from .storage import Failure, StoreConfig
 
 T = TypeVar("T")
 ReplaceStream = Callable[[Application[UUID], StoredEvent], None]
 
 _LOCK_STRIPES = 64
+_CACHE = {  # recently used transcripts stay in memory; a failed save evicts its transcript
+    "AGGREGATE_CACHE_MAXSIZE": "128",
+    "AGGREGATE_CACHE_FASTFORWARD": "n",
+    "DEEPCOPY_FROM_AGGREGATE_CACHE": "n",
+}
 _SESSION_PAGE = 500
 _FIRST_TOPICS = [Transcript.Started.TOPIC, Transcript.Erased.TOPIC]  # a stream begins with one
 # What decoding or replaying a damaged stored event raises (the library's decoding errors
@@ -42,10 +47,11 @@ class TranscriptLog(Application[UUID]):
 
     name = "transcripts"
 
-    def __init__(self, env: EnvType, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
-        self.lock_timeout = lock_timeout
+    def __init__(self, config: StoreConfig) -> None:
+        self.lock_timeout = config.lock_timeout
+        self.classify = config.backend.classify
         self._locks = [threading.Lock() for _ in range(_LOCK_STRIPES)]
-        super().__init__(env=env)
+        super().__init__(env={**config.library_env(), **_CACHE})
 
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
         # Configuration comes from the store URL only, never from stray variables.
@@ -122,7 +128,7 @@ class TranscriptLog(Application[UUID]):
             self.record(transcript)
         except PersistenceError as error:
             self._evict(transcript.id)
-            _fail_if_lasting(transcript.session_id, error)
+            self._fail_if_lasting(transcript.session_id, error)
             return error
         except BaseException:  # the cached aggregate holds events that were not saved
             self._evict(transcript.id)
@@ -168,7 +174,7 @@ class TranscriptLog(Application[UUID]):
                     replace(self, self.mapper.to_stored_event(events[0]))
                 except PersistenceError as failed:
                     self._evict(aggregate_id)
-                    _fail_if_lasting(session_id, failed)
+                    self._fail_if_lasting(session_id, failed)
                     error = failed
                     continue
                 except BaseException:
@@ -186,6 +192,11 @@ class TranscriptLog(Application[UUID]):
         return StorageError(
             f"could not write session {session_id!r} within {self.lock_timeout:g} s: {cause}"
         )
+
+    def _fail_if_lasting(self, session_id: str, error: PersistenceError) -> None:
+        """Fail at once where waiting does not cure (a full disk, a read-only file)."""
+        if self.classify(error) is Failure.LASTING:
+            raise StorageError(f"cannot write session {session_id!r}: {error}") from error
 
     def _evict(self, aggregate_id: UUID) -> None:
         cache = self.repository.cache
@@ -211,23 +222,6 @@ class TranscriptLog(Application[UUID]):
             if len(page) < _SESSION_PAGE:
                 return
             position = page[-1].id
-
-
-# What a write fails with that waiting does not cure (a full disk, a read-only file, I/O
-# errors): it fails at once rather than retrying until the lock timeout.
-_LASTING_FAILURES = (
-    "disk i/o error",
-    "disk is full",
-    "no space left",
-    "could not extend file",
-    "readonly database",
-    "read-only",
-)
-
-
-def _fail_if_lasting(session_id: str, error: PersistenceError) -> None:
-    if any(failure in str(error).lower() for failure in _LASTING_FAILURES):
-        raise StorageError(f"cannot write session {session_id!r}: {error}") from error
 
 
 def _complete(event: Transcript.Event) -> Transcript.Event:

@@ -18,7 +18,6 @@ from uuid import uuid4
 
 from eventsourcing.persistence import PersistenceError
 
-from ..config import StoreConfig
 from ..domain.compaction import STORAGE_ERROR, SUMMARIZE_ERROR, CompactionRejected, would_supersede
 from ..domain.errors import (
     MessageNotFoundError,
@@ -36,6 +35,7 @@ from ..projections.verify import VerifyReport, compare_session, quarantine_probl
 from ..projections.views import Progress, TranscriptViews, ViewStatus
 from .event_log import UNREADABLE, TranscriptLog, corrupt_session
 from .results import CompactionAttempt, CompactionResult, Erasure
+from .storage import StoreConfig
 
 T = TypeVar("T")
 Summarize = Callable[[list[Message]], Sequence[object]]
@@ -47,12 +47,12 @@ class TranscriptStore:
     """An append-only, event-sourced store of agent transcripts."""
 
     def __init__(self, config: StoreConfig, *, projector: type[Projector] = Projector) -> None:
-        backend = config.backend()
+        backend = config.backend
         backend.prepare(config)
         self.config = config
         self._backend = backend
         try:
-            self._log = TranscriptLog(config.library_env(), lock_timeout=config.lock_timeout)
+            self._log = TranscriptLog(config)
             try:
                 self._views: TranscriptViews = backend.open_views(self._log, projector)
                 self._views.ensure_current()

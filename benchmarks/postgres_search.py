@@ -21,7 +21,7 @@ import uuid
 import psycopg
 from measure import timed
 from transcripts import TranscriptStore
-from transcripts.config import StoreConfig
+from transcripts.application.storage import StoreConfig
 
 WORDS = [f"w{n:04d}x" for n in range(5000)]
 RARE, COMMON, VERY_COMMON = "albatross", "harbour", "lisbon"
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=20_000)
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args(argv)
-    location = StoreConfig.from_url(args.server).postgres
+    location = StoreConfig.from_url(args.server).location
     assert location is not None
     name = f"transcripts_search_bench_{uuid.uuid4().hex[:8]}"
     admin = psycopg.connect(**location.connection_kwargs(), autocommit=True)

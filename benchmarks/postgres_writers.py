@@ -50,7 +50,7 @@ from typing import Any
 
 import psycopg
 from transcripts import TranscriptStore
-from transcripts.config import StoreConfig
+from transcripts.application.storage import StoreConfig
 
 DEFAULT_SERVER = "postgresql://postgres@127.0.0.1:5432/postgres"
 TARGET_SCALING = 2.5
@@ -62,7 +62,7 @@ class Server:
     url: str
 
     def admin(self, statement: str, url: str | None = None) -> None:
-        location = StoreConfig.from_url(url or self.url).postgres
+        location = StoreConfig.from_url(url or self.url).location
         assert location is not None
         with psycopg.connect(**location.connection_kwargs(), autocommit=True) as connection:
             connection.execute(statement)  # type: ignore[arg-type]
@@ -151,7 +151,7 @@ def writer(
 
 def waiting_for_the_lock(url: str, stop: threading.Event, samples: list[int]) -> None:
     """Sample how many backends wait for the log's table lock, every 5 ms."""
-    location = StoreConfig.from_url(url).postgres
+    location = StoreConfig.from_url(url).location
     assert location is not None
     with psycopg.connect(**location.connection_kwargs(), autocommit=True) as connection:
         while not stop.is_set():
@@ -203,7 +203,7 @@ def lock_hold(server: Server, inserts: int = 500) -> tuple[float, float]:
         with TranscriptStore.open(url) as store:
             store.start("probe")
             store.append("probe", [{"role": "user", "content": "x"}])
-        location = StoreConfig.from_url(url).postgres
+        location = StoreConfig.from_url(url).location
         assert location is not None
         held, commits = [], []
         with psycopg.connect(**location.connection_kwargs(), autocommit=True) as connection:
@@ -244,7 +244,7 @@ def follower(url: str, ready: Any, stop: Any) -> None:
 
 
 def observer(url: str, session: str, expected: int, ready: Any, results: Any) -> None:
-    location = StoreConfig.from_url(url).postgres
+    location = StoreConfig.from_url(url).location
     assert location is not None
     seen: dict[str, float] = {}
     with psycopg.connect(**location.connection_kwargs(), autocommit=True) as connection:
@@ -333,7 +333,7 @@ def main() -> None:
 
     print(f"python {platform.python_version()}, {os.cpu_count()} cores, {platform.platform()}")
     with psycopg.connect(
-        **StoreConfig.from_url(args.server).postgres.connection_kwargs()  # type: ignore[union-attr]
+        **StoreConfig.from_url(args.server).location.connection_kwargs()  # type: ignore[union-attr]
     ) as connection:
         print(connection.execute("SELECT version()").fetchone()[0])  # type: ignore[index]
 

@@ -47,6 +47,10 @@ class StorageError(TranscriptError):
     """The store could not be read or written (lock timeout, I/O error, bad URL)."""
 
 
+class NotAStoreError(StorageError):
+    """The URL names no store, or a database or file that is not a transcript store."""
+
+
 class EncryptionKeyError(StorageError):
     """The cipher key is missing, malformed, or not the key the store was created with."""
 

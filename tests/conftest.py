@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from transcripts import TranscriptStore
-from transcripts.config import StoreConfig
+from transcripts.application.storage import StoreConfig
 
 POSTGRES_VARIABLE = "TRANSCRIPTS_TEST_POSTGRES_URL"
 POSTGRES_SERVER = os.environ.get(POSTGRES_VARIABLE)  # read once: tests change the environment
@@ -54,7 +54,7 @@ class PostgresServer:
     """
 
     def __init__(self, url: str) -> None:
-        location = StoreConfig.from_url(url).postgres
+        location = StoreConfig.from_url(url).location
         if location is None:
             raise ValueError(f"{POSTGRES_VARIABLE} is not a postgresql:// URL: {url!r}")
         self.location = location

@@ -34,14 +34,11 @@ def info(store: TranscriptStore, as_json: bool) -> None:
     Example: transcripts info
     """
     sessions = store.sessions()
-    path = store.config.sqlite_path
-    if path is not None:
-        backend = "sqlite"
-    else:
-        backend = "postgresql" if store.config.postgres is not None else "memory"
+    location = store.config.location
+    path = location.path
     summary: dict[str, Any] = {
         "url": store.config.url,  # without a password
-        "backend": backend,
+        "backend": location.kind,
         "path": None if path is None else str(path.resolve()),
         "encrypted": store.config.cipher_key is not None,
         "sessions": len(sessions),

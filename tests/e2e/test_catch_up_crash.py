@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from transcripts import TranscriptStore
 from transcripts.application.event_log import TranscriptLog
-from transcripts.config import StoreConfig
+from transcripts.application.storage import StoreConfig
 from transcripts.domain.transcript import Transcript
 
 pytestmark = pytest.mark.slow
@@ -97,9 +97,7 @@ def messages_up_to(url: str, position: int) -> int:
 
 def write_behind_the_views(url: str) -> None:
     """EVENTS events in one transaction, with the library's own recorder."""
-    env = StoreConfig.from_url(url).library_env()
-    env.pop("APPLICATION_RECORDER_TOPIC", None)
-    log = TranscriptLog(env=env)
+    log = TranscriptLog(StoreConfig.from_url(url))
     try:
         transcripts = []
         for k in range(SESSIONS):

@@ -95,7 +95,7 @@ def test_postgresql_tables_hold_no_plaintext_of_any_message(postgres_url: str, k
 
     with TranscriptStore.open(postgres_url, cipher_key=key) as store:
         fill(store)
-        location = store.config.postgres
+        location = store.config.location
     assert location is not None
     with psycopg.connect(**location.connection_kwargs()) as connection:
         tables = [

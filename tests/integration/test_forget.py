@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from transcripts import Erasure, SessionErasedError, SessionNotFoundError, TranscriptStore
 from transcripts.adapters.importers.hermes import import_hermes
-from transcripts.config import StoreConfig
+from transcripts.application.storage import StoreConfig
 
 MARKER = "zqxmarker7f3a"  # in every kind of content a session holds, and nowhere else
 SECRET = "secret"
@@ -292,7 +292,7 @@ def test_no_row_of_a_forgotten_session_is_left_in_any_postgresql_table(postgres_
         fill_other(store)
         fill_secret(store)
         store.forget(SECRET)
-    location = StoreConfig.from_url(postgres_url).postgres
+    location = StoreConfig.from_url(postgres_url).location
     assert location is not None
     with psycopg.connect(**location.connection_kwargs(), autocommit=True) as connection:
         names = [name for (name,) in connection.execute(

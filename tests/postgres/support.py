@@ -7,7 +7,7 @@ from typing import Any
 
 import psycopg
 
-from transcripts.config import StoreConfig
+from transcripts.application.storage import StoreConfig
 
 EVENTS_TABLE = "transcripts_events"
 TRACKING_TABLE = "transcripts_tracking"
@@ -15,7 +15,7 @@ VIEW_TABLES = ("active_messages", "message_history", "compaction_attempts", "ses
 
 
 def connect(url: str, **kwargs: Any) -> psycopg.Connection[Any]:
-    location = StoreConfig.from_url(url).postgres
+    location = StoreConfig.from_url(url).location
     assert location is not None, url
     return psycopg.connect(**location.connection_kwargs(), autocommit=True, **kwargs)
 

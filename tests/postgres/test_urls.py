@@ -7,14 +7,15 @@ import getpass
 import pytest
 
 from transcripts import StorageError, TranscriptStore
-from transcripts.config import PostgresLocation, StoreConfig
+from transcripts.adapters.storage.postgres.location import PostgresLocation
+from transcripts.application.storage import StoreConfig
 
 from .support import free_port
 
 
 def test_a_full_postgresql_url_gives_every_connection_setting() -> None:
     config = StoreConfig.from_url("postgresql://agent:s3cret@db.example:6543/transcripts")
-    assert config.postgres == PostgresLocation(
+    assert config.location == PostgresLocation(
         dbname="transcripts", host="db.example", port=6543, user="agent", password="s3cret"
     )
     env = config.library_env()
@@ -28,19 +29,19 @@ def test_a_full_postgresql_url_gives_every_connection_setting() -> None:
 
 
 def test_parts_left_out_of_a_url_default_to_localhost_5432_the_login_name_and_no_password() -> None:
-    location = StoreConfig.from_url("postgresql:///agents").postgres
+    location = StoreConfig.from_url("postgresql:///agents").location
     assert location == PostgresLocation("agents", "localhost", 5432, getpass.getuser(), "")
 
 
 def test_the_postgres_scheme_is_the_same_as_postgresql() -> None:
     assert (
-        StoreConfig.from_url("postgres://u@h/d").postgres
-        == StoreConfig.from_url("postgresql://u@h/d").postgres
+        StoreConfig.from_url("postgres://u@h/d").location
+        == StoreConfig.from_url("postgresql://u@h/d").location
     )
 
 
 def test_percent_encoded_characters_of_the_user_password_and_database_are_decoded() -> None:
-    location = StoreConfig.from_url("postgresql://a%40b:p%3Aw%2Fd%40@host/my%20db").postgres
+    location = StoreConfig.from_url("postgresql://a%40b:p%3Aw%2Fd%40@host/my%20db").location
     assert location is not None
     assert (location.user, location.password, location.dbname) == ("a@b", "p:w/d@", "my db")
 

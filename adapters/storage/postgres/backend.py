@@ -1,5 +1,10 @@
-"""The PostgreSQL backend: the library's PostgreSQL module, and the views beside the log.
+"""The PostgreSQL backend: `postgresql://user:password@host:port/dbname` (or `postgres://`).
 
+- The log is the library's PostgreSQL module (`transcripts_events`, tracked positions in
+  `transcripts_tracking`: named after the application, `transcripts`, which never changes),
+  with `TranscriptRecorder`: the library's recorder minus its own retry of failed inserts
+  (10 tries, 0.2 s apart), since the store retries every failed write itself, with
+  exponential backoff and jitter, up to its lock timeout.
 - `prepare` connects once before anything else, so that an unreachable server, a database
   that does not exist or credentials the server refuses fail at once with one clear
   `StorageError` — before a pool is opened or anything is written.
@@ -7,33 +12,40 @@
   the view tables) if some are missing, one process at a time under a session advisory
   lock: the library's `CREATE … IF NOT EXISTS` statements race when processes open a new
   database at once.
-- `replace_stream` and `scrub` erase a session (`postgres_erasure`), whose version fence
+- `replace_stream` and `scrub` erase a session (`erasure`), whose version fence
   `open_views` creates with the tables.
-- `TranscriptRecorder` is the library's application recorder, minus the library's own retry
-  of failed inserts (10 tries, 0.2 s apart): the store retries every failed write itself,
-  with exponential backoff and jitter, up to its lock timeout.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from uuid import UUID
 
 import psycopg
 from eventsourcing.application import Application
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import IntegrityError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
+from eventsourcing.utils import get_topic
 
-from ....config import PostgresLocation, StoreConfig
-from ....domain.errors import StorageError
+from ....application.storage import Backend, Failure, StoreConfig
+from ....domain.errors import NotAStoreError, StorageError
 from ....projections.projector import Projector
+from ..environment import shared_env
 from ..sealing import SETTINGS_TABLE
 from ..sql.schema import QUARANTINE, VERSIONS_TABLE
 from . import erasure
+from .location import URL_FORM, PostgresLocation, parse_url
 from .views import PostgresTranscriptViews, advisory_key
 
 CHECK_TIMEOUT = 10  # seconds to reach the server when a store opens
+POOL_SIZE = 2  # connections a store keeps open
+MAX_OVERFLOW = 6  # more, opened under load (a follower holds one to LISTEN)
+MIN_CONNECT_TIMEOUT = 5  # seconds to get a connection from the pool
+EVENTS_TABLE = "transcripts_events"  # the library's table of the `transcripts` application
+# What waiting does not cure (SQLSTATE): a full disk, an I/O error, a read-only server.
+_LASTING_STATES = frozenset({"53100", "58030", "25006"})
 
 
 class TranscriptRecorder(PostgresApplicationRecorder):
@@ -42,10 +54,56 @@ class TranscriptRecorder(PostgresApplicationRecorder):
     insert_events = PostgresApplicationRecorder.insert_events.__wrapped__  # type: ignore[attr-defined]
 
 
-class PostgresBackend:
+class PostgresBackend(Backend):
+    url_forms = (URL_FORM,)
+
+    def locate(self, url: str) -> PostgresLocation:
+        return parse_url(url)
+
+    def library_env(self, config: StoreConfig) -> dict[str, str]:
+        """The library's PostgreSQL module; the backend creates the tables (`CREATE_TABLE=n`
+        here), one process at a time."""
+        place = self._location(config)
+        seconds = max(1, math.ceil(config.lock_timeout))  # the library's 0 would wait forever
+        return {
+            "PERSISTENCE_MODULE": "eventsourcing.postgres",
+            "APPLICATION_RECORDER_TOPIC": get_topic(TranscriptRecorder),
+            "POSTGRES_DBNAME": place.dbname,
+            "POSTGRES_HOST": place.host,
+            "POSTGRES_PORT": str(place.port),
+            "POSTGRES_USER": place.user,
+            "POSTGRES_PASSWORD": place.password,
+            "POSTGRES_LOCK_TIMEOUT": str(seconds),
+            "POSTGRES_CONNECT_TIMEOUT": str(max(MIN_CONNECT_TIMEOUT, seconds)),
+            "POSTGRES_POOL_SIZE": str(POOL_SIZE),
+            "POSTGRES_MAX_OVERFLOW": str(MAX_OVERFLOW),
+            "CREATE_TABLE": "n",
+            **shared_env(config),
+        }
+
+    def classify(self, error: BaseException) -> Failure:
+        if isinstance(error, IntegrityError):
+            return Failure.CONFLICT
+        if getattr(error.__cause__, "sqlstate", None) in _LASTING_STATES:
+            return Failure.LASTING
+        return Failure.BUSY
+
     def prepare(self, config: StoreConfig) -> None:
-        assert config.postgres is not None
-        check_connection(config.postgres, min(CHECK_TIMEOUT, max(2, round(config.lock_timeout))))
+        timeout = min(CHECK_TIMEOUT, max(2, round(config.lock_timeout)))
+        check_connection(self._location(config), timeout)
+
+    def check_store(self, config: StoreConfig) -> None:
+        place = self._location(config)
+        check_connection(place, CHECK_TIMEOUT)
+        try:
+            with psycopg.connect(**place.connection_kwargs()) as connection:
+                row = connection.execute(
+                    "SELECT to_regclass(%s) IS NOT NULL", (EVENTS_TABLE,)
+                ).fetchone()
+        except psycopg.Error as error:
+            raise StorageError(f"cannot read {place.url}: {connection_failure(error)}") from None
+        if not (row and row[0]):
+            raise NotAStoreError(f"{place.url} is not a transcript store: it has no log")
 
     def open_views(
         self, log: Application[UUID], projector: type[Projector]
@@ -86,8 +144,10 @@ class PostgresBackend:
     def scrub(self, log: Application[UUID]) -> None:
         erasure.scrub(log)
 
-
-POSTGRES = PostgresBackend()
+    @staticmethod
+    def _location(config: StoreConfig) -> PostgresLocation:
+        assert isinstance(config.location, PostgresLocation)
+        return config.location
 
 
 def tracking_table_name(log: Application[UUID]) -> str:

@@ -1,34 +1,96 @@
-"""The SQLite backend: prepares the store file, opens the views beside the events, and
-erases sessions (`sqlite_erasure`)."""
+"""The SQLite backend: `sqlite:///relative.db`, `sqlite:////absolute/path.db` and `memory://`.
+
+The log is the library's SQLite module with a statement cache (`factory`), in a file that
+`files` prepares (private, WAL mode); the views live in the same file (`views`); erasure and
+scrubbing are `erasure`'s. `memory://` is an in-memory database shared by the store's
+connections, gone when the store closes.
+"""
 
 from __future__ import annotations
 
-import os
 import sqlite3
+from collections.abc import Hashable
+from dataclasses import dataclass, field
 from pathlib import Path
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from eventsourcing.application import Application
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import IntegrityError, StoredEvent
 from eventsourcing.sqlite import SQLiteApplicationRecorder
+from eventsourcing.utils import get_topic
 
-from ....application import backoff
-from ....config import StoreConfig
+from ....application.storage import Backend, Failure, StoreConfig
 from ....domain.errors import StorageError
 from ....projections.projector import Projector
-from . import erasure
+from ..environment import shared_env
+from . import erasure, files
+from .factory import Factory
 from .views import SQLiteTranscriptViews
 
+MEMORY_URL = "memory://"
+FILE_SCHEME = "sqlite:///"
+# Errors that waiting for the lock does not cure (primary result codes): a read-only file,
+# an I/O error, a full disk.
+_LASTING_CODES = frozenset({sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL})
 
-class SQLiteBackend:
-    """Files are created private to the user (0600, directories 0700) and put in WAL mode
-    before the library connects, so that processes opening a new store at once all succeed."""
+
+@dataclass(frozen=True)
+class SQLiteLocation:
+    url: str
+    path: Path | None  # None: memory://
+    memory_id: str = field(default_factory=lambda: uuid4().hex, compare=False)
+
+    @property
+    def kind(self) -> str:
+        return "memory" if self.path is None else "sqlite"
+
+    @property
+    def identity(self) -> Hashable:
+        return self.memory_id if self.path is None else self.path.resolve()
+
+
+class SQLiteBackend(Backend):
+    url_forms = ("memory://", "sqlite:///relative.db", "sqlite:////absolute/path.db")
+
+    def locate(self, url: str) -> SQLiteLocation:
+        if url == MEMORY_URL:
+            return SQLiteLocation(url, None)
+        path = url.removeprefix(FILE_SCHEME) if url.startswith(FILE_SCHEME) else ""
+        if not path or path.endswith("/"):
+            raise StorageError(f"no database file in URL {url!r}")
+        return SQLiteLocation(url, Path(path))
+
+    def library_env(self, config: StoreConfig) -> dict[str, str]:
+        location = self._location(config)
+        database = (
+            f"file:transcripts-{location.memory_id}?mode=memory&cache=shared"
+            if location.path is None
+            else str(location.path)
+        )
+        return {
+            "PERSISTENCE_MODULE": get_topic(Factory),
+            "SQLITE_DBNAME": database,
+            "SQLITE_LOCK_TIMEOUT": str(max(1, round(config.lock_timeout))),
+            **shared_env(config),
+        }
+
+    def classify(self, error: BaseException) -> Failure:
+        if isinstance(error, IntegrityError):
+            return Failure.CONFLICT
+        code = getattr(error.__cause__, "sqlite_errorcode", None)
+        if code is not None and code & 0xFF in _LASTING_CODES:
+            return Failure.LASTING
+        return Failure.BUSY
 
     def prepare(self, config: StoreConfig) -> None:
-        if config.sqlite_path is not None:
-            _refuse_foreign_database(config.sqlite_path)
-            _create_private(config.sqlite_path)
-            _use_wal(config.sqlite_path, config.lock_timeout)
+        path = self._location(config).path
+        if path is not None:
+            files.prepare(path, config.lock_timeout)
+
+    def check_store(self, config: StoreConfig) -> None:
+        path = self._location(config).path
+        if path is not None:
+            files.check_store(path)
 
     def open_views(
         self, log: Application[UUID], projector: type[Projector]
@@ -45,81 +107,7 @@ class SQLiteBackend:
     def scrub(self, log: Application[UUID]) -> None:
         erasure.scrub(log)
 
-
-SQLITE = SQLiteBackend()
-STORE_TABLE = "stored_events"  # the event log: a SQLite file without it is not a store
-_BUSY = frozenset({5, 6, 15})  # SQLITE_BUSY, _LOCKED, _PROTOCOL: another connection is busy
-
-
-def _refuse_foreign_database(path: Path) -> None:
-    """Raise StorageError if `path` is a SQLite database of another program.
-
-    Opening one as a store would add the store's tables to it and switch it to WAL mode. The
-    check only reads the schema: `immutable=1` unless a `-wal` file is beside it, so no
-    `-wal`/`-shm` files are left behind either.
-    """
-    try:
-        if not path.is_file() or path.stat().st_size == 0:
-            return
-    except OSError:
-        return  # creating the store reports what is wrong with the path
-    immutable = "" if Path(f"{path}-wal").exists() else "&immutable=1"
-    try:
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{immutable}", uri=True)
-        try:
-            rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            tables = {name for (name,) in rows}
-        finally:
-            connection.close()
-    except sqlite3.Error:
-        return  # not SQLite at all, or locked: opening it says so
-    if tables and STORE_TABLE not in tables:
-        raise StorageError(
-            f"{path} is not a transcript store: it is a SQLite database of another program "
-            f"(tables {', '.join(sorted(tables)[:3])}, …)"
-        )
-
-
-def _create_private(path: Path) -> None:
-    """Create the file (0600) and its directory (0700), whatever the umask; an existing file
-    keeps its mode but must be writable."""
-    try:
-        if not path.parent.is_dir():
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            path.parent.chmod(0o700)  # mkdir's mode is masked by the umask
-        try:
-            descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        except FileExistsError:
-            descriptor = _open_for_writing(path)
-        else:
-            os.fchmod(descriptor, 0o600)  # SQLite gives -wal and -shm the mode of the file
-        os.close(descriptor)
-    except OSError as error:
-        raise StorageError(f"cannot create {error.filename or path}: {error.strerror}") from None
-
-
-def _open_for_writing(path: Path) -> int:
-    try:
-        return os.open(path, os.O_WRONLY)
-    except PermissionError as error:
-        raise StorageError(
-            f"cannot write {path}: {error.strerror} (a store must be writable)"
-        ) from None
-
-
-def _use_wal(path: Path, timeout: float) -> None:
-    error: sqlite3.Error | None = None
-    for _ in backoff.attempts(timeout):
-        try:
-            with sqlite3.connect(path, timeout=timeout) as connection:
-                if connection.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                    connection.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as failed:
-            code = failed.sqlite_errorcode
-            if code is not None and code & 0xFF not in _BUSY:  # read-only, I/O error: no retry
-                raise StorageError(f"cannot open {path}: {failed}") from None
-            error = failed  # another process is switching it right now
-        except sqlite3.DatabaseError as not_sqlite:
-            raise StorageError(f"{path} is not a transcript store: {not_sqlite}") from None
-    raise StorageError(f"cannot open {path}: {error}")
+    @staticmethod
+    def _location(config: StoreConfig) -> SQLiteLocation:
+        assert isinstance(config.location, SQLiteLocation)
+        return config.location

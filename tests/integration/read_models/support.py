@@ -15,7 +15,7 @@ from typing import Any
 
 from transcripts import TranscriptStore
 from transcripts.application.event_log import TranscriptLog
-from transcripts.config import StoreConfig
+from transcripts.application.storage import StoreConfig
 from transcripts.domain.transcript import Transcript, transcript_id
 from transcripts.projections.fold import SessionFold
 
@@ -79,18 +79,16 @@ def tracked(url: str) -> int:
     return row[0] if row else 0
 
 
-def plain_env(url: str) -> dict[str, str]:
-    """The library environment of a store file, with the library's own application recorder:
-    events written with it are stored like the store's, and no view sees them until a store
-    catches up (its next query, `catch_up_projections`, or its next open)."""
-    env = StoreConfig.from_url(url).library_env()
-    env.pop("APPLICATION_RECORDER_TOPIC", None)  # a recorder that projects as it writes, if any
-    return env
+def bare_log(url: str) -> TranscriptLog:
+    """The write side of a store, without its views: events written with it are stored like
+    the store's, and no view sees them until a store catches up (its next query,
+    `catch_up_projections`, or its next open)."""
+    return TranscriptLog(StoreConfig.from_url(url))
 
 
 def log_events(url: str, session_id: str) -> list[Transcript.Event]:
     """The events of a session, read from the file by the library alone."""
-    log = TranscriptLog(env=plain_env(url))
+    log = bare_log(url)
     try:
         return list(log.events.get(transcript_id(session_id)))  # type: ignore[arg-type]
     finally:
@@ -150,7 +148,7 @@ def write_behind_the_views(
     """Store `sessions` new sessions of `messages` messages each (and a committed compaction
     every `compact_every` messages) with the library's own recorder, in one transaction:
     the views of the file do not see them until a store catches up. Return the session ids."""
-    log = TranscriptLog(env=plain_env(url))
+    log = bare_log(url)
     try:
         transcripts = []
         for k in range(sessions):

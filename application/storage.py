@@ -1,0 +1,197 @@
+"""How the store reaches its storage: the `Backend` interface, and the registry of backends.
+
+A backend is one folder under `adapters/storage/` plus one registry line per URL scheme it
+takes: an entry point of the group `transcripts.backends` (pyproject.toml), named after
+the scheme and naming the backend object, with the extra that installs its driver:
+
+    postgresql = "transcripts.adapters.storage.postgres:BACKEND [postgres]"
+
+The store finds a URL's backend by its scheme here, so that nothing of a backend (its name,
+its error texts, its tables) appears outside its folder, and a backend can be added —
+by this package or another one — without touching the store.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Protocol
+from uuid import UUID
+
+from ..config import Settings, default_url
+from ..domain.errors import StorageError
+
+if TYPE_CHECKING:
+    from eventsourcing.application import Application
+    from eventsourcing.persistence import StoredEvent
+
+    from ..projections.projector import Projector
+    from ..projections.views import TranscriptViews
+
+ENTRY_POINT_GROUP = "transcripts.backends"
+
+
+class Failure(Enum):
+    """What a failed database call means for the write that made it."""
+
+    CONFLICT = "conflict"  # another writer stored that version first: load again, retry
+    BUSY = "busy"  # the lock was not obtained in time, the connection dropped: retry
+    LASTING = "lasting"  # waiting does not cure it (a full disk, a read-only file): fail
+
+
+class Location(Protocol):
+    """Where a store is, as its backend reads its URL."""
+
+    @property
+    def url(self) -> str:
+        """The URL without its password: safe to print."""
+
+    @property
+    def kind(self) -> str:
+        """The backend's name for people: memory, sqlite, postgresql."""
+
+    @property
+    def path(self) -> Path | None:
+        """The store's file, if it is one."""
+
+    @property
+    def identity(self) -> Hashable:
+        """Equal for two locations of the same store."""
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """A store's URL, read by its backend, and its settings."""
+
+    url: str  # as given, but without a password
+    location: Location
+    backend: Backend = field(repr=False, compare=False)
+    settings: Settings = Settings()
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str | None = None,
+        *,
+        lock_timeout: float | None = None,
+        cipher_key: str | None = None,
+    ) -> StoreConfig:
+        """`url` (else `$TRANSCRIPTS_URL`, else the default file) with the settings given
+        (else the environment's)."""
+        settings = Settings.resolve(lock_timeout=lock_timeout, cipher_key=cipher_key)
+        url = url or default_url()
+        backend = backend_for(url)
+        location = backend.locate(url)
+        return cls(location.url, location, backend, settings)
+
+    @property
+    def lock_timeout(self) -> float:
+        return self.settings.lock_timeout
+
+    @property
+    def cipher_key(self) -> str | None:
+        return self.settings.cipher_key
+
+    def library_env(self) -> dict[str, str]:
+        """The event-sourcing library's settings for this store."""
+        return self.backend.library_env(self)
+
+
+class Backend(ABC):
+    """A storage backend: what the store needs of a kind of database.
+
+    The event log is the library's persistence module of the backend (`library_env`); the
+    views, erasure and clean-up of deleted bytes are the backend's own.
+    """
+
+    url_forms: ClassVar[tuple[str, ...]]  # the URLs it takes, for error messages
+
+    @abstractmethod
+    def locate(self, url: str) -> Location:
+        """Read a URL of one of the backend's schemes; StorageError if it is malformed."""
+
+    @abstractmethod
+    def library_env(self, config: StoreConfig) -> dict[str, str]:
+        """The library's environment for a store (persistence module, codec, cipher)."""
+
+    @abstractmethod
+    def classify(self, error: BaseException) -> Failure:
+        """What an error of a database call (a library `PersistenceError`) means."""
+
+    @abstractmethod
+    def prepare(self, config: StoreConfig) -> None:
+        """Make ready what the library needs before it connects (files, a reachable
+        server); StorageError saying what is wrong otherwise."""
+
+    @abstractmethod
+    def check_store(self, config: StoreConfig) -> None:
+        """Check, reading only, that a store is there; StorageError if not."""
+
+    @abstractmethod
+    def open_views(self, log: Application[UUID], projector: type[Projector]) -> TranscriptViews:
+        """The views of the store, created if new, kept up to date from the log."""
+
+    @abstractmethod
+    def replace_stream(self, log: Application[UUID], tombstone: StoredEvent) -> None:
+        """Insert `tombstone` and delete every earlier event of its stream, in one transaction
+        (fenced like every insert: a version conflict raises the library's IntegrityError)."""
+
+    @abstractmethod
+    def scrub(self, log: Application[UUID]) -> None:
+        """After an erasure (its views caught up): leave none of the deleted bytes where the
+        backend can reach them (indexes, free space, the write-ahead log)."""
+
+
+def backend_for(url: str) -> Backend:
+    """The backend registered for the URL's scheme."""
+    scheme, separator, _ = url.partition("://")
+    entry = _registered().get(scheme.lower()) if separator else None
+    if entry is None:
+        raise StorageError(f"unsupported store URL {without_password(url)!r}: use {_forms()}")
+    return _load(entry, f"{without_password(url)} needs")
+
+
+@cache
+def _registered() -> dict[str, EntryPoint]:
+    return {entry.name: entry for entry in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _load(entry: EntryPoint, needs: str) -> Backend:
+    """The backend an entry point names; a StorageError naming the missing package and the
+    extra that installs it when its driver is not installed."""
+    try:
+        backend = entry.load()
+    except ImportError as missing:
+        package = (missing.name or "a package").split(".")[0]
+        extra = entry.extras[0] if entry.extras else ""
+        hint = f": pip install 'transcript-store[{extra}]'" if extra else ""
+        raise StorageError(f"{needs} {package}{hint}") from None
+    if not isinstance(backend, Backend):
+        raise StorageError(f"the storage backend {entry.value!r} is not a Backend")
+    return backend
+
+
+def _forms() -> str:
+    """Every registered backend's URL forms, for an error message."""
+    forms: list[str] = []
+    for entry in _registered().values():
+        try:
+            found = _load(entry, "").url_forms
+        except StorageError:
+            found = (f"{entry.name}://…",)
+        forms += [form for form in found if form not in forms]
+    return ", ".join(forms[:-1]) + f" or {forms[-1]}" if len(forms) > 1 else "".join(forms)
+
+
+def without_password(url: str) -> str:
+    """The URL with its password, if any, replaced by ***."""
+    scheme, separator, rest = url.partition("://")
+    credentials, at, place = rest.rpartition("@")
+    if not separator or not at or ":" not in credentials:
+        return url
+    return f"{scheme}://{credentials.split(':', 1)[0]}:***@{place}"
