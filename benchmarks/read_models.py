@@ -229,7 +229,7 @@ class _CopyBatch:
     HISTORY = f"INSERT INTO {COPY_PREFIX}message_history VALUES (?,?,?,?,?,?,?,?,?,?)"
     ACTIVE = f"INSERT INTO {COPY_PREFIX}active_messages VALUES (?,?,?,?,?)"
     ATTEMPT = f"INSERT INTO {COPY_PREFIX}compaction_attempts VALUES ({','.join('?' * 15)})"
-    SESSION = f"INSERT OR REPLACE INTO {COPY_PREFIX}sessions VALUES ({','.join('?' * 14)})"
+    SESSION = f"INSERT OR REPLACE INTO {COPY_PREFIX}sessions VALUES ({','.join('?' * 15)})"
     SUPERSEDE = (
         f"UPDATE {COPY_PREFIX}message_history SET active = 0, superseded_by = ? "
         "WHERE session_id = ? AND message_id = ?"
@@ -250,7 +250,7 @@ class _CopyBatch:
         if kind == "Started":
             metadata = orjson.dumps(data["metadata"]).decode()
             row = [data["session_id"], originator, data["source"], data["model"],
-                   data["parent_id"], metadata, at, at, number, 0, 0, 0, 0, 0]  # fmt: skip
+                   data["parent_id"], metadata, at, at, number, 0, 0, 0, 0, 0, None]  # fmt: skip
             sessions[originator] = row
         else:
             row = sessions[originator]
