@@ -50,7 +50,7 @@ from typing import Any
 from uuid import uuid4
 
 import orjson
-from measure import (
+from harness import (
     filesystem_of,
     make_message,
     micros,

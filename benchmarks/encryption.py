@@ -24,7 +24,7 @@ from collections.abc import Callable
 from itertools import count
 from pathlib import Path
 
-from measure import make_message, micros, quartiles, round_ratios, run_in_scratch_directory, timed
+from harness import make_message, micros, quartiles, round_ratios, run_in_scratch_directory, timed
 from transcripts import TranscriptStore
 from transcripts.config import new_cipher_key
 

@@ -19,7 +19,7 @@ import time
 import uuid
 
 import psycopg
-from measure import timed
+from harness import timed
 from transcripts import TranscriptStore
 from transcripts.config import StoreConfig
 

@@ -62,7 +62,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from measure import (
+from harness import (
     filesystem_of,
     make_message,
     micros,

@@ -1,4 +1,4 @@
-"""What the benchmarks share: made-up messages, timing in interleaved rounds, reporting."""
+"""The benchmarks' harness: made-up messages, timing in interleaved rounds, reporting."""
 
 from __future__ import annotations
 
