@@ -44,30 +44,8 @@ from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
+import harness
 import orjson
-from harness import (
-    Samples,
-    Setup,
-    TimingTable,
-    Verdicts,
-    add_check_option,
-    add_counts,
-    add_scratch_options,
-    add_seed_option,
-    make_message,
-    micros,
-    new_parser,
-    print_directory,
-    profile,
-    quartiles,
-    round_differences,
-    round_ratios,
-    run_in_scratch_directory,
-    run_rounds,
-    same_call,
-    title,
-    warm_up,
-)
 from transcripts import TranscriptStore
 
 TARGET_VS_SQLITE = 1.5
@@ -140,7 +118,8 @@ def seed(store: TranscriptStore, session: str, count: int, chars: int, chunk: in
     store.start(session, source="benchmark")
     for first in range(0, count, chunk):
         store.append(
-            session, [make_message(chars, n) for n in range(first, min(count, first + chunk))]
+            session,
+            [harness.make_message(chars, n) for n in range(first, min(count, first + chunk))],
         )
 
 
@@ -153,7 +132,7 @@ def append_variants(
     baseline: Baseline,
     message: dict[str, Any],
     history: int,
-) -> dict[str, Setup]:
+) -> dict[str, harness.Setup]:
     """The variants, as per-round setups; a fresh session is started for each round.
 
     Fresh sessions are numbered in the order their setups run: the warm-up of FRESH runs
@@ -161,7 +140,7 @@ def append_variants(
     """
     fresh_count = 0
 
-    def fresh_session(target: TranscriptStore) -> Setup:
+    def fresh_session(target: TranscriptStore) -> harness.Setup:
         def setup() -> Callable[[], object]:
             nonlocal fresh_count
             fresh_count += 1
@@ -171,10 +150,10 @@ def append_variants(
 
         return setup
 
-    variants: dict[str, Setup] = {
-        SQLITE: same_call(lambda: baseline.append(message)),
+    variants: dict[str, harness.Setup] = {
+        SQLITE: harness.same_call(lambda: baseline.append(message)),
         FRESH: fresh_session(store),
-        LONG.format(history=history): same_call(lambda: store.append("long", [message])),
+        LONG.format(history=history): harness.same_call(lambda: store.append("long", [message])),
     }
     if memory is not None:
         variants[MEMORY] = fresh_session(memory)
@@ -203,28 +182,22 @@ def profile_appends(store: TranscriptStore, message: dict[str, Any], calls: int)
         for _ in range(calls):
             store.append(session, [message])
 
-    profile(f"{calls:,} appends to {session!r}", appends, 30)
+    harness.profile(f"{calls:,} appends to {session!r}", appends, 30)
 
 
 # -- reporting ------------------------------------------------------------------------------
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = new_parser(__doc__, epilog="Targets: (a) <= 1.5, (b) <= 1.2.")
-    add_counts(
-        parser,
-        {
-            "--rounds": (150, "interleaved rounds"),
-            "--batch": (10, "appends per variant per round"),
-            "--history": (10_000, "messages already in the long session"),
-            "--chars": (400, "characters of content per message"),
-            "--warmup": (100, "untimed appends per variant first"),
-            "--cold": (3, "cold first-append repeats per session, 0 to skip"),
-        },
-    )
+    parser = harness.new_parser(__doc__, epilog="Targets: (a) <= 1.5, (b) <= 1.2.")
+    harness.add_round_options(parser, rounds=150, batch=10, calls="appends")
+    harness.add_count(parser, "--history", 10_000, "messages already in the long session")
+    harness.add_chars_option(parser, 400)
+    harness.add_count(parser, "--warmup", 100, "untimed appends per variant first")
+    harness.add_count(parser, "--cold", 3, "cold first-append repeats per session, 0 to skip")
     parser.add_argument("--no-memory", action="store_true", help="skip the memory:// info row")
-    add_scratch_options(parser)
-    add_seed_option(parser)
+    harness.add_scratch_options(parser)
+    harness.add_seed_option(parser)
     parser.add_argument(
         "--profile",
         type=int,
@@ -232,17 +205,17 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="then cProfile N appends (fresh session)",
     )
-    add_check_option(parser)
+    harness.add_check_option(parser)
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.batch < 1 or args.history < 0:
         parser.error("--rounds and --batch must be >= 1, --history >= 0")
 
-    return run_in_scratch_directory(args, run)
+    return harness.run_in_scratch_directory(args, run)
 
 
 def run(args: argparse.Namespace, directory: Path) -> int:
     rng = random.Random(args.seed)
-    message = make_message(args.chars, 1)
+    message = harness.make_message(args.chars, 1)
     url = f"sqlite:///{directory / 'store.db'}"
 
     started = time.perf_counter()
@@ -253,12 +226,12 @@ def run(args: argparse.Namespace, directory: Path) -> int:
         seed(store, "long", args.history, args.chars)
         seeded = time.perf_counter() - started
         variants = append_variants(store, memory, baseline, message, args.history)
-        warm_up(variants, args.warmup)
-        samples = run_rounds(variants, args.rounds, args.batch, rng)
+        harness.warm_up(variants, args.warmup)
+        samples = harness.run_rounds(variants, args.rounds, args.batch, rng)
         measured = time.perf_counter() - started - seeded
 
         print_header(args, directory, baseline.synchronous(), store_synchronous(store))
-        table = TimingTable(34, 17)
+        table = harness.TimingTable(34, 17)
         table.header("variant", "median µs/append")
         table.rows(samples)
         if args.cold > 0:
@@ -287,8 +260,8 @@ def run(args: argparse.Namespace, directory: Path) -> int:
 def print_header(
     args: argparse.Namespace, directory: Path, base_sync: str, store_sync: str
 ) -> None:
-    print(title("append", ["eventsourcing"]))
-    print_directory(
+    print(harness.title("append", ["eventsourcing"]))
+    harness.print_directory(
         directory,
         f"synchronous: store {store_sync}, baseline {base_sync}; "
         f"message ~{args.chars} chars, no id given",
@@ -297,7 +270,7 @@ def print_header(
 
 
 def print_cold(
-    table: TimingTable, url: str, args: argparse.Namespace, message: dict[str, Any]
+    table: harness.TimingTable, url: str, args: argparse.Namespace, message: dict[str, Any]
 ) -> None:
     """The first append after reopening the (closed) store, to a fresh and the long session."""
     for session, label in (("fresh-1", "fresh"), ("long", f"{args.history:,}")):
@@ -305,17 +278,17 @@ def print_cold(
         table.row(f"first append after reopen, {label} (info)", samples, p90=False)
 
 
-def judge(samples: Samples, history: int) -> Verdicts:
+def judge(samples: harness.Samples, history: int) -> harness.Verdicts:
     """The ratios (a) and (b) against their targets, and the overhead of (a) in µs."""
-    verdicts = Verdicts(heading="ratio", widths=(34, 8, 15, 8))
-    ratio_a = round_ratios(samples, FRESH, SQLITE)
+    verdicts = harness.Verdicts(heading="ratio", widths=(34, 8, 15, 8))
+    ratio_a = harness.round_ratios(samples, FRESH, SQLITE)
     verdicts.ratio("(a) fresh append / sqlite3", ratio_a, TARGET_VS_SQLITE, at_most=True)
-    ratio_b = round_ratios(samples, LONG.format(history=history), FRESH)
+    ratio_b = harness.round_ratios(samples, LONG.format(history=history), FRESH)
     verdicts.ratio(f"(b) {history:,} history / fresh", ratio_b, TARGET_HISTORY, at_most=True)
-    overhead = round_differences(samples, FRESH, SQLITE)
-    low, high = quartiles(overhead)
+    overhead = harness.round_differences(samples, FRESH, SQLITE)
+    low, high = harness.quartiles(overhead)
     median = statistics.median(overhead)
-    shown, spread = micros(median), f"{micros(low)}–{micros(high)}"
+    shown, spread = harness.micros(median), f"{harness.micros(low)}–{harness.micros(high)}"
     verdicts.line("(a) overhead, µs per append", shown, spread, median, None, at_most=True)
     return verdicts
 

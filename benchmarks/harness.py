@@ -63,10 +63,26 @@ def new_parser(doc: str, epilog: str | None = None) -> argparse.ArgumentParser:
     return argparse.ArgumentParser(description=doc.split("\n\n")[0], epilog=epilog)
 
 
-def add_counts(parser: argparse.ArgumentParser, counts: Mapping[str, tuple[int, str]]) -> None:
-    """Integer options, `{flag: (default, meaning)}`; each help text shows its default."""
-    for flag, (default, meaning) in counts.items():
-        parser.add_argument(flag, type=int, default=default, help=f"{meaning} (default {default})")
+def add_count(parser: argparse.ArgumentParser, flag: str, default: int, meaning: str) -> None:
+    """An integer option whose help text shows its default."""
+    parser.add_argument(flag, type=int, default=default, help=f"{meaning} (default {default})")
+
+
+def add_round_options(
+    parser: argparse.ArgumentParser,
+    rounds: int,
+    batch: int,
+    calls: str,
+    batch_flag: str = "--batch",
+) -> None:
+    """--rounds, and --batch (or `batch_flag`): timed `calls` per variant per round."""
+    add_count(parser, "--rounds", rounds, f"interleaved rounds of {calls}")
+    add_count(parser, batch_flag, batch, f"{calls} per variant per round")
+
+
+def add_chars_option(parser: argparse.ArgumentParser, default: int) -> None:
+    """--chars: the size of the made-up messages."""
+    add_count(parser, "--chars", default, "characters of content per message")
 
 
 def add_scratch_options(parser: argparse.ArgumentParser, what: str = "databases") -> None:

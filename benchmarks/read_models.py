@@ -57,29 +57,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import harness
 import orjson
-from harness import (
-    Samples,
-    Setup,
-    TimingTable,
-    Verdicts,
-    add_check_option,
-    add_counts,
-    add_scratch_options,
-    add_seed_option,
-    flatten,
-    make_message,
-    new_parser,
-    print_directory,
-    profile,
-    quartiles,
-    round_ratios,
-    run_in_scratch_directory,
-    run_rounds,
-    same_call,
-    title,
-    warm_up,
-)
 from transcripts import TranscriptStore
 
 TARGET_ACTIVE_HISTORY = 1.2
@@ -109,7 +88,7 @@ def keep_last(count: int, chars: int) -> Callable[[list[dict[str, Any]]], list[d
     """A summarize function: one summary (the size of a message), then the last `count - 1`."""
 
     def summarize(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [make_message(chars, 0), *messages[len(messages) - (count - 1) :]]
+        return [harness.make_message(chars, 0), *messages[len(messages) - (count - 1) :]]
 
     return summarize
 
@@ -121,7 +100,8 @@ def seed_long_session(
     store.start(session, source="benchmark")
     for first in range(0, history, chunk):
         store.append(
-            session, [make_message(chars, n) for n in range(first, min(history, first + chunk))]
+            session,
+            [harness.make_message(chars, n) for n in range(first, min(history, first + chunk))],
         )
         result = store.compact(session, keep_last(active, chars), reason="benchmark")
         if not result.committed:
@@ -144,7 +124,7 @@ def build_store(
         appended = 0
         while appended < session_messages and written < events:
             count = min(chunk, session_messages - appended, events - written)
-            store.append(name, [make_message(chars, appended + n) for n in range(count)])
+            store.append(name, [harness.make_message(chars, appended + n) for n in range(count)])
             appended += count
             written += count
             if written < events and appended >= keep:
@@ -463,7 +443,7 @@ def measure_rss(path: Path) -> dict[str, Any]:
 
 def measure_reads(
     args: argparse.Namespace, directory: Path, rng: random.Random
-) -> tuple[Samples, str, str]:
+) -> tuple[harness.Samples, str, str]:
     """(a), (b): the rounds of active() calls; return the samples and the two store variants."""
     read_path = directory / "read.db"
     store = TranscriptStore.open(f"sqlite:///{read_path}")
@@ -471,22 +451,22 @@ def measure_reads(
     try:
         seed_long_session(store, "long", args.history, args.active, args.chars, args.chunk)
         store.start("short", source="benchmark")
-        store.append("short", [make_message(args.chars, n) for n in range(args.active)])
+        store.append("short", [harness.make_message(args.chars, n) for n in range(args.active)])
         assert len(store.active("long")) == len(store.active("short")) == args.active
         plain = MutableRows(directory / "plain.db", active_rows(read_path))
         assert plain.read("long") == store.active("long")
         history = next(row["messages"] for row in store.sessions() if row["id"] == "long")
         long_name, short_name = LONG.format(history=history), SHORT.format(active=args.active)
-        reads: dict[str, Setup] = {
-            long_name: same_call(lambda: store.active("long")),
-            short_name: same_call(lambda: store.active("short")),
-            PLAIN: same_call(lambda: plain.read("long")),  # type: ignore[union-attr]
+        reads: dict[str, harness.Setup] = {
+            long_name: harness.same_call(lambda: store.active("long")),
+            short_name: harness.same_call(lambda: store.active("short")),
+            PLAIN: harness.same_call(lambda: plain.read("long")),  # type: ignore[union-attr]
         }
-        warm_up(reads, 200)
-        samples = run_rounds(reads, args.rounds, args.batch, rng)
+        harness.warm_up(reads, 200)
+        samples = harness.run_rounds(reads, args.rounds, args.batch, rng)
         if args.profile:
             calls = lambda: [store.active("long") for _ in range(1000)]  # noqa: E731
-            profile("1,000 store.active('long')", calls, 25)
+            harness.profile("1,000 store.active('long')", calls, 25)
     finally:
         store.close()
         if plain is not None:
@@ -496,7 +476,7 @@ def measure_reads(
 
 def measure_rebuilds(
     args: argparse.Namespace, path: Path, rng: random.Random
-) -> tuple[Samples, int, str, dict[str, tuple[int, int]]]:
+) -> tuple[harness.Samples, int, str, dict[str, tuple[int, int]]]:
     """(c): build (or reuse) the store, then rounds of rebuild, plain copy and floor."""
     started = time.perf_counter()
     events = log_size(path)
@@ -513,15 +493,15 @@ def measure_rebuilds(
         copier.reset()
         copier.copy()  # warms the OS cache for every variant, and checks the copy
         counts = copier.counts()
-        variants: dict[str, Setup] = {
-            REBUILD: same_call(lambda: replayed.append(store.rebuild_projections())),
-            COPY: same_call(copier.copy),
-            FLOOR: same_call(copier.insert_select),
+        variants: dict[str, harness.Setup] = {
+            REBUILD: harness.same_call(lambda: replayed.append(store.rebuild_projections())),
+            COPY: harness.same_call(copier.copy),
+            FLOOR: harness.same_call(copier.insert_select),
         }
-        samples = run_rounds(variants, args.rebuild_rounds, 1, rng, between=copier.reset)
+        samples = harness.run_rounds(variants, args.rebuild_rounds, 1, rng, between=copier.reset)
         copier.drop()
         if args.profile:
-            profile(f"one rebuild of {events:,} events", store.rebuild_projections, 30)
+            harness.profile(f"one rebuild of {events:,} events", store.rebuild_projections, 30)
     finally:
         copier.close()
         store.close()
@@ -534,35 +514,31 @@ def measure_rebuilds(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = new_parser(
+    parser = harness.new_parser(
         __doc__,
         epilog="Targets: (a) <= 1.2, (b) <= 1.5, (c) >= 0.5 and >= 100k events/s, "
         "(d) <= 150 MB at 1M events.",
     )
-    add_counts(
-        parser,
-        {
-            "--history": (10_000, "messages of the long session"),
-            "--active": (50, "active messages of both sessions"),
-            "--chars": (400, "characters of content per message"),
-            "--rounds": (200, "interleaved rounds of active()"),
-            "--batch": (20, "active() calls per variant per round"),
-            "--events": (100_000, "events in the rebuild store"),
-            "--session-messages": (1000, "messages per session there"),
-            "--chunk": (500, "messages per append call when building"),
-            "--rebuild-rounds": (5, "interleaved rebuild rounds"),
-        },
-    )
+    harness.add_count(parser, "--history", 10_000, "messages of the long session")
+    harness.add_count(parser, "--active", 50, "active messages of both sessions")
+    harness.add_chars_option(parser, 400)
+    harness.add_round_options(parser, rounds=200, batch=20, calls="active() calls")
+    harness.add_count(parser, "--events", 100_000, "events in the rebuild store")
+    harness.add_count(parser, "--session-messages", 1000, "messages per session there")
+    harness.add_count(parser, "--chunk", 500, "messages per append call when building")
+    harness.add_count(parser, "--rebuild-rounds", 5, "interleaved rebuild rounds")
     parser.add_argument("--no-rss", action="store_true", help="skip (d), the peak RSS subprocess")
     parser.add_argument(
         "--store", type=Path, help="rebuild store file to build once and reuse (kept)"
     )
-    add_scratch_options(parser)
-    add_seed_option(parser)
+    harness.add_scratch_options(parser)
+    harness.add_seed_option(parser)
     parser.add_argument(
-        "--profile", action="store_true", help="then cProfile one rebuild and 1,000 active() calls"
+        "--profile",
+        action="store_true",
+        help="then cProfile one rebuild and 1,000 active() calls",
     )
-    add_check_option(parser)
+    harness.add_check_option(parser)
     parser.add_argument("--rss-child", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.rss_child:
@@ -576,7 +552,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.history < args.active or args.session_messages < 20:
         parser.error("--history must be >= --active, --session-messages >= 20")
 
-    return run_in_scratch_directory(args, run)
+    return harness.run_in_scratch_directory(args, run)
 
 
 def run(args: argparse.Namespace, directory: Path) -> int:
@@ -590,7 +566,7 @@ def run(args: argparse.Namespace, directory: Path) -> int:
     rss = None if args.no_rss else measure_rss(path)
 
     print()
-    table = TimingTable(44, 14)
+    table = harness.TimingTable(44, 14)
     table.header("active() variant", "median µs/call")
     table.rows(read_samples)
     print_rebuilds(rebuild_samples, events)
@@ -599,7 +575,7 @@ def run(args: argparse.Namespace, directory: Path) -> int:
         print_rss(rss)
 
     print()
-    verdicts = Verdicts()
+    verdicts = harness.Verdicts()
     judge_reads(verdicts, args, read_samples, long_name, short_name)
     judge_rebuilds(verdicts, rebuild_samples, events)
     if rss is not None:
@@ -614,34 +590,38 @@ def run(args: argparse.Namespace, directory: Path) -> int:
 
 
 def judge_reads(
-    verdicts: Verdicts, args: argparse.Namespace, samples: Samples, long_name: str, short_name: str
+    verdicts: harness.Verdicts,
+    args: argparse.Namespace,
+    samples: harness.Samples,
+    long_name: str,
+    short_name: str,
 ) -> None:
     """(a) and (b): the long session's active() vs the short one's, and vs plain sqlite3."""
-    history_ratios = round_ratios(samples, long_name, short_name)
+    history_ratios = harness.round_ratios(samples, long_name, short_name)
     label = f"(a) {args.history:,} history / {args.active} in all"
     verdicts.ratio(label, history_ratios, TARGET_ACTIVE_HISTORY, at_most=True)
-    plain_ratios = round_ratios(samples, long_name, PLAIN)
+    plain_ratios = harness.round_ratios(samples, long_name, PLAIN)
     verdicts.ratio(
         "(b) active() / sqlite3 SELECT", plain_ratios, TARGET_ACTIVE_SQLITE, at_most=True
     )
 
 
-def judge_rebuilds(verdicts: Verdicts, samples: Samples, events: int) -> None:
+def judge_rebuilds(verdicts: harness.Verdicts, samples: harness.Samples, events: int) -> None:
     """(c): the rebuild vs the plain copy and in events/s; the INSERT...SELECT floor as info."""
-    copy_ratios = round_ratios(samples, COPY, REBUILD)
+    copy_ratios = harness.round_ratios(samples, COPY, REBUILD)
     label = "(c) rebuild / plain sqlite3, throughput"
     verdicts.ratio(label, copy_ratios, TARGET_REBUILD_RATIO, at_most=False)
     rates = [events / r[0] for r in samples[REBUILD]]
-    rate, (low, high) = statistics.median(rates), quartiles(rates)
+    rate, (low, high) = statistics.median(rates), harness.quartiles(rates)
     spread = f"{low:,.0f}–{high:,.0f}"
     verdicts.line("(c) rebuild, events/s", f"{rate:,.0f}", spread, rate, TARGET_REBUILD_RATE, False)
-    floor = round_ratios(samples, FLOOR, REBUILD)
-    value, (low, high) = statistics.median(floor), quartiles(floor)
+    floor = harness.round_ratios(samples, FLOOR, REBUILD)
+    value, (low, high) = statistics.median(floor), harness.quartiles(floor)
     label = "(c) rebuild / INSERT...SELECT, throughput"
     verdicts.line(label, f"{value:.3f}", f"{low:.3f}–{high:.3f}", value, None, False)
 
 
-def judge_rss(verdicts: Verdicts, rss: dict[str, Any]) -> None:
+def judge_rss(verdicts: harness.Verdicts, rss: dict[str, Any]) -> None:
     """(d): the peak RSS of the rebuild, judged only for a log of RSS_TARGET_EVENTS events."""
     peak = rss["peak_kb"] / 1024
     judged = rss["events"] >= RSS_TARGET_EVENTS
@@ -653,22 +633,22 @@ def judge_rss(verdicts: Verdicts, rss: dict[str, Any]) -> None:
 
 
 def print_header(args: argparse.Namespace, directory: Path) -> None:
-    print(title("read-model", ["eventsourcing", "orjson"]))
+    print(harness.title("read-model", ["eventsourcing", "orjson"]))
     with sqlite3.connect(":memory:") as probe:
         secure_delete = probe.execute("PRAGMA secure_delete").fetchone()[0]
         synchronous = probe.execute("PRAGMA synchronous").fetchone()[0]
-    print_directory(
+    harness.print_directory(
         directory,
         f"message ~{args.chars} chars; "
         f"sqlite3 defaults: synchronous={synchronous}, secure_delete={secure_delete}",
     )
 
 
-def print_rebuilds(samples: Samples, events: int) -> None:
+def print_rebuilds(samples: harness.Samples, events: int) -> None:
     """The rebuild variants: median seconds per rebuild and events/s."""
     print(f"\n{f'rebuild variant, {events:,} events':44} {'median s':>14} {'events/s':>10}")
     for name, rounds in samples.items():
-        seconds = statistics.median(flatten(rounds))
+        seconds = statistics.median(harness.flatten(rounds))
         print(f"{name:44} {seconds:>14.2f} {events / seconds:>10,.0f}")
 
 
