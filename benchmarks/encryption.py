@@ -24,7 +24,7 @@ from collections.abc import Callable
 from itertools import count
 from pathlib import Path
 
-from harness import make_message, micros, quartiles, round_ratios, run_in_scratch_directory, timed
+import harness
 from transcripts import TranscriptStore
 from transcripts.config import new_cipher_key
 
@@ -32,18 +32,20 @@ PLAIN, ENCRYPTED = "plain", "encrypted"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--per-round", type=int, default=40, help="calls per variant per round")
-    parser.add_argument("--chars", type=int, default=1000)
-    parser.add_argument("--active", type=int, default=50)
-    parser.add_argument("--sessions", type=int, default=20)
-    parser.add_argument("--dir", default=None, help="where to make the stores")
-    parser.add_argument("--keep", action="store_true", help="keep the stores")
-    return run_in_scratch_directory(parser.parse_args(argv), run)
+    parser = harness.new_parser(__doc__)
+    harness.add_round_options(parser, rounds=15, batch=40, calls="calls", batch_flag="--per-round")
+    harness.add_chars_option(parser, 1000)
+    harness.add_count(parser, "--active", 50, "messages of the session active() reads")
+    harness.add_count(parser, "--sessions", 20, "sessions of 500 messages to rebuild")
+    harness.add_scratch_options(parser, "stores")
+    return harness.run_in_scratch_directory(parser.parse_args(argv), run)
 
 
 def run(args: argparse.Namespace, directory: Path) -> int:
+    print(harness.title("encryption", ["eventsourcing", "cryptography"]))
+    harness.print_directory(directory, f"message ~{args.chars} chars")
+    print()
+    rng = random.Random()
     stores = {
         PLAIN: TranscriptStore.open(f"sqlite:///{directory / 'plain.db'}"),
         ENCRYPTED: TranscriptStore.open(
@@ -55,13 +57,13 @@ def run(args: argparse.Namespace, directory: Path) -> int:
             fill(store, args)
         numbers = count()
 
-        def append(store: TranscriptStore) -> Callable[[], object]:
-            return lambda: store.append("writes", [make_message(args.chars, next(numbers))])
+        def append(store: TranscriptStore) -> harness.Call:
+            return lambda: store.append("writes", [harness.make_message(args.chars, next(numbers))])
 
-        def active(store: TranscriptStore) -> Callable[[], object]:
+        def active(store: TranscriptStore) -> harness.Call:
             return lambda: store.active("reads")
 
-        def rebuild(store: TranscriptStore) -> Callable[[], object]:
+        def rebuild(store: TranscriptStore) -> harness.Call:
             return store.rebuild_projections
 
         rows = [
@@ -71,10 +73,10 @@ def run(args: argparse.Namespace, directory: Path) -> int:
         ]
         print(f"{'operation':<28} {'plain µs':>12} {'encrypted µs':>14} {'ratio':>7} {'IQR':>13}")
         for name, call, times in rows:
-            plain, encrypted, ratio, (low, high) = measure(stores, call, times, args.rounds)
+            plain, encrypted, ratio, (low, high) = measure(stores, call, times, args.rounds, rng)
             print(
-                f"{name:<28} {micros(plain):>12} {micros(encrypted):>14} {ratio:>7.2f} "
-                f"{low:>6.2f}–{high:<6.2f}"
+                f"{name:<28} {harness.micros(plain):>12} {harness.micros(encrypted):>14} "
+                f"{ratio:>7.2f} {low:>6.2f}–{high:<6.2f}"
             )
     finally:
         for store in stores.values():
@@ -85,25 +87,31 @@ def run(args: argparse.Namespace, directory: Path) -> int:
 def fill(store: TranscriptStore, args: argparse.Namespace) -> None:
     store.start("writes")
     store.start("reads")
-    store.append("reads", [make_message(args.chars, n) for n in range(args.active)])
+    store.append("reads", [harness.make_message(args.chars, n) for n in range(args.active)])
     for session in range(args.sessions):
         store.start(f"bulk-{session}")
-        store.append(f"bulk-{session}", [make_message(args.chars, n) for n in range(500)])
+        store.append(f"bulk-{session}", [harness.make_message(args.chars, n) for n in range(500)])
 
 
 def measure(
     stores: dict[str, TranscriptStore],
-    call: Callable[[TranscriptStore], Callable[[], object]],
+    call: Callable[[TranscriptStore], harness.Call],
     times: int,
     rounds: int,
+    rng: random.Random,
 ) -> tuple[float, float, float, tuple[float, float]]:
-    samples: dict[str, list[list[float]]] = {PLAIN: [], ENCRYPTED: []}
-    for _ in range(rounds):
-        for variant in random.sample(list(stores), len(stores)):
-            samples[variant].append(timed(call(stores[variant]), times))
-    ratios = round_ratios(samples, ENCRYPTED, PLAIN)
-    medians = {v: statistics.median(s for r in samples[v] for s in r) for v in samples}
-    return medians[PLAIN], medians[ENCRYPTED], statistics.median(ratios), quartiles(ratios)
+    """Median seconds per call, plain and encrypted; the median and IQR of per-round ratios."""
+    setups = {name: _setup(call, store) for name, store in stores.items()}
+    samples = harness.run_rounds(setups, rounds, times, rng)
+    ratios = harness.round_ratios(samples, ENCRYPTED, PLAIN)
+    medians = {v: statistics.median(harness.flatten(samples[v])) for v in samples}
+    return medians[PLAIN], medians[ENCRYPTED], statistics.median(ratios), harness.quartiles(ratios)
+
+
+def _setup(
+    call: Callable[[TranscriptStore], harness.Call], store: TranscriptStore
+) -> harness.Setup:
+    return lambda: call(store)
 
 
 if __name__ == "__main__":
