@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from transcripts import TranscriptStore
-from transcripts.config import StoreConfig
 
 if TYPE_CHECKING:
     import psycopg
@@ -134,7 +133,8 @@ def run_in_scratch_directory(
 
 def connect(url: str) -> psycopg.Connection[Any]:
     """An autocommit connection to the PostgreSQL database at `url`."""
-    import psycopg
+    import psycopg  # imported here: the SQLite benchmarks need neither psycopg nor the config
+    from transcripts.config import StoreConfig
 
     location = StoreConfig.from_url(url).postgres
     if location is None:
