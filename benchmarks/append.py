@@ -82,6 +82,7 @@ class Baseline:
         self.seq = 0
 
     def append(self, message: dict[str, Any]) -> None:
+        """One message: one INSERT in its own transaction."""
         self.seq += 1
         body = orjson.dumps({"id": f"msg_{uuid4().hex}", **message})
         cursor = self.connection.cursor()
@@ -90,6 +91,7 @@ class Baseline:
         cursor.execute("COMMIT")
 
     def synchronous(self) -> str:
+        """The baseline connection's `synchronous` level."""
         return _synchronous_name(self.connection.execute("PRAGMA synchronous").fetchone()[0])
 
     def close(self) -> None:
@@ -111,10 +113,12 @@ def store_synchronous(store: TranscriptStore) -> str:
 
 
 def _synchronous_name(level: int) -> str:
+    """SQLite's name of a `PRAGMA synchronous` level."""
     return {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(level, str(level))
 
 
 def seed(store: TranscriptStore, session: str, count: int, chars: int, chunk: int = 500) -> None:
+    """Start `session` and append `count` messages to it, `chunk` per call."""
     store.start(session, source="benchmark")
     for first in range(0, count, chunk):
         store.append(
@@ -189,6 +193,7 @@ def profile_appends(store: TranscriptStore, message: dict[str, Any], calls: int)
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Parse the options; run in a scratch directory."""
     parser = harness.new_parser(__doc__, epilog="Targets: (a) <= 1.5, (b) <= 1.2.")
     harness.add_round_options(parser, rounds=150, batch=10, calls="appends")
     harness.add_count(parser, "--history", 10_000, "messages already in the long session")
@@ -214,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace, directory: Path) -> int:
+    """Seed, time the variants in interleaved rounds, print the tables; the exit code."""
     rng = random.Random(args.seed)
     message = harness.make_message(args.chars, 1)
     url = f"sqlite:///{directory / 'store.db'}"
@@ -260,6 +266,7 @@ def run(args: argparse.Namespace, directory: Path) -> int:
 def print_header(
     args: argparse.Namespace, directory: Path, base_sync: str, store_sync: str
 ) -> None:
+    """Versions, where the databases are, their synchronous levels, the message size."""
     print(harness.title("append", ["eventsourcing"]))
     harness.print_directory(
         directory,

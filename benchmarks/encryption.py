@@ -29,9 +29,11 @@ from transcripts import TranscriptStore
 from transcripts.config import new_cipher_key
 
 PLAIN, ENCRYPTED = "plain", "encrypted"
+Operation = Callable[[TranscriptStore], harness.Call]  # a store -> the call to time on it
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Parse the options; run in a scratch directory."""
     parser = harness.new_parser(__doc__)
     harness.add_round_options(parser, rounds=15, batch=40, calls="calls", batch_flag="--per-round")
     harness.add_chars_option(parser, 1000)
@@ -42,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace, directory: Path) -> int:
+    """Fill a plain and an encrypted store alike, then measure and print each operation."""
     print(harness.title("encryption", ["eventsourcing", "cryptography"]))
     harness.print_directory(directory, f"message ~{args.chars} chars")
     print()
@@ -55,24 +58,8 @@ def run(args: argparse.Namespace, directory: Path) -> int:
     try:
         for store in stores.values():
             fill(store, args)
-        numbers = count()
-
-        def append(store: TranscriptStore) -> harness.Call:
-            return lambda: store.append("writes", [harness.make_message(args.chars, next(numbers))])
-
-        def active(store: TranscriptStore) -> harness.Call:
-            return lambda: store.active("reads")
-
-        def rebuild(store: TranscriptStore) -> harness.Call:
-            return store.rebuild_projections
-
-        rows = [
-            ("append, one message", append, args.per_round),
-            (f"active(), {args.active} messages", active, args.per_round),
-            (f"rebuild, {args.sessions * 500:,} messages", rebuild, 1),
-        ]
         print(f"{'operation':<28} {'plain µs':>12} {'encrypted µs':>14} {'ratio':>7} {'IQR':>13}")
-        for name, call, times in rows:
+        for name, call, times in operations(args):
             plain, encrypted, ratio, (low, high) = measure(stores, call, times, args.rounds, rng)
             print(
                 f"{name:<28} {harness.micros(plain):>12} {harness.micros(encrypted):>14} "
@@ -84,7 +71,28 @@ def run(args: argparse.Namespace, directory: Path) -> int:
     return 0
 
 
+def operations(args: argparse.Namespace) -> list[tuple[str, Operation, int]]:
+    """(name, the call to time on a store, calls per round) of (a), (b) and (c)."""
+    numbers = count()
+
+    def append(store: TranscriptStore) -> harness.Call:
+        return lambda: store.append("writes", [harness.make_message(args.chars, next(numbers))])
+
+    def active(store: TranscriptStore) -> harness.Call:
+        return lambda: store.active("reads")
+
+    def rebuild(store: TranscriptStore) -> harness.Call:
+        return store.rebuild_projections
+
+    return [
+        ("append, one message", append, args.per_round),
+        (f"active(), {args.active} messages", active, args.per_round),
+        (f"rebuild, {args.sessions * 500:,} messages", rebuild, 1),
+    ]
+
+
 def fill(store: TranscriptStore, args: argparse.Namespace) -> None:
+    """Sessions to write to, to read (--active messages) and to rebuild (--sessions x 500)."""
     store.start("writes")
     store.start("reads")
     store.append("reads", [harness.make_message(args.chars, n) for n in range(args.active)])
@@ -95,7 +103,7 @@ def fill(store: TranscriptStore, args: argparse.Namespace) -> None:
 
 def measure(
     stores: dict[str, TranscriptStore],
-    call: Callable[[TranscriptStore], harness.Call],
+    call: Operation,
     times: int,
     rounds: int,
     rng: random.Random,
@@ -108,9 +116,8 @@ def measure(
     return medians[PLAIN], medians[ENCRYPTED], statistics.median(ratios), harness.quartiles(ratios)
 
 
-def _setup(
-    call: Callable[[TranscriptStore], harness.Call], store: TranscriptStore
-) -> harness.Setup:
+def _setup(call: Operation, store: TranscriptStore) -> harness.Setup:
+    """A per-round setup: the operation's call on `store`."""
     return lambda: call(store)
 
 

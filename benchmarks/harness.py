@@ -326,15 +326,18 @@ class TimingTable:
     value_width: int
 
     def header(self, heading: str, column: str) -> None:
+        """The table's heading line: `heading`, `column` (the median), p90."""
         print(f"{heading:{self.label_width}} {column:>{self.value_width}} {'p90':>8}")
 
     def row(self, name: str, seconds: Sequence[float], p90: bool = True) -> None:
+        """One variant's median (and p90) of `seconds`, in µs."""
         line = f"{name:{self.label_width}} {micros(statistics.median(seconds)):>{self.value_width}}"
         if p90:
             line += f" {micros(statistics.quantiles(seconds, n=10)[-1]):>8}"
         print(line)
 
     def rows(self, samples: Samples) -> None:
+        """A row per variant of `samples`, every round's calls together."""
         for name, rounds in samples.items():
             self.row(name, flatten(rounds))
 
@@ -349,6 +352,7 @@ class Verdicts:
     noisy: bool = False
 
     def __post_init__(self) -> None:
+        """Print the table's heading line."""
         label, value, spread, target = self.widths
         print(f"{self.heading:{label}} {'median':>{value}} {'IQR of rounds':>{spread}} "
               f"{'target':>{target}}")  # fmt: skip

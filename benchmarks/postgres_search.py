@@ -26,6 +26,7 @@ RARE, COMMON, VERY_COMMON = "albatross", "harbour", "lisbon"
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Parse the options; run in a scratch database beside --server's."""
     parser = harness.new_parser(__doc__)
     harness.add_server_option(parser, required=True)
     harness.add_count(parser, "--messages", 20_000, "user messages, 1,000 per session")

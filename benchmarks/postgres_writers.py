@@ -76,6 +76,7 @@ LOCK_STATEMENT = "LOCK TABLE transcripts_events IN EXCLUSIVE MODE;"
 
 
 def use_insert_function(store: TranscriptStore) -> None:
+    """Make `store` insert through `transcripts_events_insert` (one statement)."""
     recorder: Any = store._log.recorder
 
     def insert_events(stored_events: Any, **_: Any) -> list[int]:
@@ -102,6 +103,7 @@ def writer(
     seconds: float,
     results: Any,
 ) -> None:
+    """A writer process: append one message per call to `session` for `seconds`."""
     with TranscriptStore.open(url) as store:
         if variant == NO_LOCK:
             store._log.recorder.lock_table_statements = []  # type: ignore[attr-defined]
@@ -198,6 +200,7 @@ def lock_hold(server: str, inserts: int = 500) -> tuple[float, float]:
 
 
 def follower(url: str, ready: Any, stop: Any) -> None:
+    """A follower process: run the live projection until `stop` is set."""
     with TranscriptStore.open(url) as store:
         halt = threading.Event()
         with_follow = threading.Thread(target=store.follow_projections, args=(halt,))
@@ -209,6 +212,7 @@ def follower(url: str, ready: Any, stop: Any) -> None:
 
 
 def observer(url: str, session: str, expected: int, ready: Any, results: Any) -> None:
+    """An observer process: when each message of `session` shows in active_messages."""
     seen: dict[str, float] = {}
     with harness.connect(url) as connection:
         ready.set()
@@ -230,6 +234,7 @@ def observer(url: str, session: str, expected: int, ready: Any, results: Any) ->
 
 
 def load_writer(url: str, session: str, stop: Any) -> None:
+    """A load process: append to `session` until `stop` is set."""
     with TranscriptStore.open(url) as store:
         store.start(session)
         count = 0
@@ -277,11 +282,13 @@ def lag(server: str, appends: int, load: int) -> list[float]:
 
 
 def percentile(values: list[float], p: float) -> float:
+    """The nearest-rank `p`th percentile of `values`."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Parse the options; print the header and the parts (1), (2) and (3); the exit code."""
     parser = harness.new_parser(__doc__)
     harness.add_server_option(parser)
     parser.add_argument("--seconds", type=float, default=5.0, help="per throughput run")

@@ -174,6 +174,7 @@ class MutableRows:
 
 
 def active_rows(path: Path) -> list[tuple[str, int, str]]:
+    """Every row of the store's `active_messages` table at `path`."""
     with sqlite3.connect(path) as connection:
         return connection.execute(
             "SELECT session_id, position, message FROM active_messages"
@@ -184,6 +185,7 @@ def active_rows(path: Path) -> list[tuple[str, int, str]]:
 
 
 def _is_virtual(sql: str | None) -> bool:
+    """Whether `sql` creates a virtual table (FTS5, say)."""
     return (sql or "").upper().startswith("CREATE VIRTUAL")
 
 
@@ -378,6 +380,7 @@ class PlainCopy:
 
 
 def _status_kb(field: str) -> int:
+    """A kB field of /proc/self/status (VmRSS, VmHWM); 0 if absent."""
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith(field + ":"):
             return int(line.split()[1])
@@ -429,6 +432,7 @@ def rss_child(url: str, path: str) -> None:
 
 
 def measure_rss(path: Path) -> dict[str, Any]:
+    """Rebuild the store at `path` in a fresh process; what its memory did (the JSON)."""
     output = subprocess.run(
         [sys.executable, __file__, "--rss-child", str(path)],
         check=True,
@@ -514,6 +518,7 @@ def measure_rebuilds(
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Parse the options; run in a scratch directory (or be the RSS subprocess)."""
     parser = harness.new_parser(
         __doc__,
         epilog="Targets: (a) <= 1.2, (b) <= 1.5, (c) >= 0.5 and >= 100k events/s, "
@@ -556,6 +561,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace, directory: Path) -> int:
+    """The active() part, the rebuild part and the RSS subprocess; print; the exit code."""
     rng = random.Random(args.seed)
     started = time.perf_counter()
     print_header(args, directory)
@@ -633,6 +639,7 @@ def judge_rss(verdicts: harness.Verdicts, rss: dict[str, Any]) -> None:
 
 
 def print_header(args: argparse.Namespace, directory: Path) -> None:
+    """Versions, where the databases are, the message size, sqlite3's defaults."""
     print(harness.title("read-model", ["eventsourcing", "orjson"]))
     with sqlite3.connect(":memory:") as probe:
         secure_delete = probe.execute("PRAGMA secure_delete").fetchone()[0]
@@ -653,6 +660,7 @@ def print_rebuilds(samples: harness.Samples, events: int) -> None:
 
 
 def print_rss(rss: dict[str, Any]) -> None:
+    """What the RSS subprocess saw: memory before and during the rebuild, the lock tail."""
     print(
         f"peak RSS subprocess: {rss['before_kb'] / 1024:.0f} MB after opening the store, "
         f"peak {rss['peak_kb'] / 1024:.0f} MB during the rebuild of {rss['events']:,} events "
