@@ -34,11 +34,6 @@ the ratios say little about a real disk.
 from __future__ import annotations
 
 import argparse
-import cProfile
-import gc
-import os
-import platform
-import pstats
 import random
 import sqlite3
 import statistics
@@ -49,17 +44,8 @@ from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
+import harness
 import orjson
-from measure import (
-    filesystem_of,
-    make_message,
-    micros,
-    package_version,
-    quartiles,
-    round_ratios,
-    run_in_scratch_directory,
-    timed,
-)
 from transcripts import TranscriptStore
 
 TARGET_VS_SQLITE = 1.5
@@ -69,7 +55,6 @@ SQLITE = "sqlite3 INSERT+COMMIT"
 FRESH = "append, fresh session"
 LONG = "append, {history:,} history"
 MEMORY = "append, memory:// (info)"
-NOISY_IQR = 0.25  # an interquartile range of the per-round ratios wider than this: say so
 
 
 # -- the variants ---------------------------------------------------------------------------
@@ -97,6 +82,7 @@ class Baseline:
         self.seq = 0
 
     def append(self, message: dict[str, Any]) -> None:
+        """One message: one INSERT in its own transaction."""
         self.seq += 1
         body = orjson.dumps({"id": f"msg_{uuid4().hex}", **message})
         cursor = self.connection.cursor()
@@ -105,6 +91,7 @@ class Baseline:
         cursor.execute("COMMIT")
 
     def synchronous(self) -> str:
+        """The baseline connection's `synchronous` level."""
         return _synchronous_name(self.connection.execute("PRAGMA synchronous").fetchone()[0])
 
     def close(self) -> None:
@@ -126,44 +113,55 @@ def store_synchronous(store: TranscriptStore) -> str:
 
 
 def _synchronous_name(level: int) -> str:
+    """SQLite's name of a `PRAGMA synchronous` level."""
     return {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(level, str(level))
 
 
 def seed(store: TranscriptStore, session: str, count: int, chars: int, chunk: int = 500) -> None:
+    """Start `session` and append `count` messages to it, `chunk` per call."""
     store.start(session, source="benchmark")
     for first in range(0, count, chunk):
         store.append(
-            session, [make_message(chars, n) for n in range(first, min(count, first + chunk))]
+            session,
+            [harness.make_message(chars, n) for n in range(first, min(count, first + chunk))],
         )
 
 
 # -- measuring ------------------------------------------------------------------------------
 
 
-def run_rounds(
-    variants: dict[str, Callable[[], Callable[[], object]]],
-    rounds: int,
-    batch: int,
-    rng: random.Random,
-) -> dict[str, list[list[float]]]:
-    """Per variant, per round, the seconds of each of `batch` calls.
+def append_variants(
+    store: TranscriptStore,
+    memory: TranscriptStore | None,
+    baseline: Baseline,
+    message: dict[str, Any],
+    history: int,
+) -> dict[str, harness.Setup]:
+    """The variants, as per-round setups; a fresh session is started for each round.
 
-    `variants` maps a name to a per-round setup that returns the call to time (setup is
-    not timed). The order of the variants is shuffled every round.
+    Fresh sessions are numbered in the order their setups run: the warm-up of FRESH runs
+    first, so "fresh-1" is a session of the file store (the cold append reopens it).
     """
-    samples: dict[str, list[list[float]]] = {name: [] for name in variants}
-    names = list(variants)
-    for _ in range(rounds):
-        rng.shuffle(names)
-        for name in names:
-            call = variants[name]()
-            samples[name].append(timed(call, batch))
-    return samples
+    fresh_count = 0
 
+    def fresh_session(target: TranscriptStore) -> harness.Setup:
+        def setup() -> Callable[[], object]:
+            nonlocal fresh_count
+            fresh_count += 1
+            session = f"fresh-{fresh_count}"
+            target.start(session, source="benchmark")
+            return lambda: target.append(session, [message])
 
-def spread(values: list[float]) -> float:
-    low, high = quartiles(values)
-    return high - low
+        return setup
+
+    variants: dict[str, harness.Setup] = {
+        SQLITE: harness.same_call(lambda: baseline.append(message)),
+        FRESH: fresh_session(store),
+        LONG.format(history=history): harness.same_call(lambda: store.append("long", [message])),
+    }
+    if memory is not None:
+        variants[MEMORY] = fresh_session(memory)
+    return variants
 
 
 def cold_appends(url: str, session: str, repeats: int, message: dict[str, Any]) -> list[float]:
@@ -177,57 +175,34 @@ def cold_appends(url: str, session: str, repeats: int, message: dict[str, Any]) 
     return samples
 
 
-def profile(
-    store: TranscriptStore, session: str, message: dict[str, Any], calls: int, top: int
-) -> None:
+def profile_appends(store: TranscriptStore, message: dict[str, Any], calls: int) -> None:
+    """cProfile `calls` appends to a fresh session, after 50 untimed ones."""
+    session = "profiled"
+    store.start(session, source="benchmark")
     for _ in range(50):
         store.append(session, [message])
-    profiler = cProfile.Profile()
-    profiler.enable()
-    for _ in range(calls):
-        store.append(session, [message])
-    profiler.disable()
-    print(f"\ncProfile of {calls:,} appends to {session!r} (times include profiler overhead)")
-    stats = pstats.Stats(profiler, stream=sys.stdout)
-    stats.sort_stats("cumulative").print_stats(top)
-    stats.sort_stats("tottime").print_stats(top)
+
+    def appends() -> None:
+        for _ in range(calls):
+            store.append(session, [message])
+
+    harness.profile(f"{calls:,} appends to {session!r}", appends, 30)
 
 
 # -- reporting ------------------------------------------------------------------------------
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], epilog="Targets: (a) <= 1.5, (b) <= 1.2."
-    )
-    parser.add_argument("--rounds", type=int, default=150, help="interleaved rounds (default 150)")
-    parser.add_argument(
-        "--batch", type=int, default=10, help="appends per variant per round (default 10)"
-    )
-    parser.add_argument(
-        "--history",
-        type=int,
-        default=10_000,
-        help="messages already in the long session (default 10000)",
-    )
-    parser.add_argument(
-        "--chars", type=int, default=400, help="characters of content per message (default 400)"
-    )
-    parser.add_argument(
-        "--warmup", type=int, default=100, help="untimed appends per variant first (default 100)"
-    )
-    parser.add_argument(
-        "--cold",
-        type=int,
-        default=3,
-        help="cold first-append repeats per session, 0 to skip (default 3)",
-    )
+    """Parse the options; run in a scratch directory."""
+    parser = harness.new_parser(__doc__, epilog="Targets: (a) <= 1.5, (b) <= 1.2.")
+    harness.add_round_options(parser, rounds=150, batch=10, calls="appends")
+    harness.add_count(parser, "--history", 10_000, "messages already in the long session")
+    harness.add_chars_option(parser, 400)
+    harness.add_count(parser, "--warmup", 100, "untimed appends per variant first")
+    harness.add_count(parser, "--cold", 3, "cold first-append repeats per session, 0 to skip")
     parser.add_argument("--no-memory", action="store_true", help="skip the memory:// info row")
-    parser.add_argument(
-        "--dir", type=Path, help="directory for the databases (default: a new temporary one)"
-    )
-    parser.add_argument("--keep", action="store_true", help="keep the databases afterwards")
-    parser.add_argument("--seed", type=int, default=None, help="seed for the round order")
+    harness.add_scratch_options(parser)
+    harness.add_seed_option(parser)
     parser.add_argument(
         "--profile",
         type=int,
@@ -235,19 +210,19 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="then cProfile N appends (fresh session)",
     )
-    parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
+    harness.add_check_option(parser)
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.batch < 1 or args.history < 0:
         parser.error("--rounds and --batch must be >= 1, --history >= 0")
 
-    return run_in_scratch_directory(args, run)
+    return harness.run_in_scratch_directory(args, run)
 
 
 def run(args: argparse.Namespace, directory: Path) -> int:
+    """Seed, time the variants in interleaved rounds, print the tables; the exit code."""
     rng = random.Random(args.seed)
-    message = make_message(args.chars, 1)
+    message = harness.make_message(args.chars, 1)
     url = f"sqlite:///{directory / 'store.db'}"
-    long_name = LONG.format(history=args.history)
 
     started = time.perf_counter()
     store = TranscriptStore.open(url)
@@ -256,125 +231,73 @@ def run(args: argparse.Namespace, directory: Path) -> int:
     try:
         seed(store, "long", args.history, args.chars)
         seeded = time.perf_counter() - started
-
-        fresh_count = 0
-
-        def fresh_session(target: TranscriptStore) -> Callable[[], object]:
-            nonlocal fresh_count
-            fresh_count += 1
-            session = f"fresh-{fresh_count}"
-            target.start(session, source="benchmark")
-            return lambda: target.append(session, [message])
-
-        variants: dict[str, Callable[[], Callable[[], object]]] = {
-            SQLITE: lambda: lambda: baseline.append(message),
-            FRESH: lambda: fresh_session(store),
-            long_name: lambda: lambda: store.append("long", [message]),
-        }
-        if memory is not None:
-            variants[MEMORY] = lambda: fresh_session(memory)
-
-        for setup in variants.values():
-            timed(setup(), args.warmup)
-        gc.collect()
-        samples = run_rounds(variants, args.rounds, args.batch, rng)
+        variants = append_variants(store, memory, baseline, message, args.history)
+        harness.warm_up(variants, args.warmup)
+        samples = harness.run_rounds(variants, args.rounds, args.batch, rng)
         measured = time.perf_counter() - started - seeded
 
-        print_header(
-            args,
-            directory,
-            baseline.synchronous(),
-            store_synchronous(store),
-            package_version("eventsourcing"),
-        )
-        ratio_a = round_ratios(samples, FRESH, SQLITE)
-        ratio_b = round_ratios(samples, long_name, FRESH)
-        print(f"{'variant':34} {'median µs/append':>17} {'p90':>8}")
-        for name, rounds in samples.items():
-            flat = [s for r in rounds for s in r]
-            p90 = statistics.quantiles(flat, n=10)[-1]
-            print(f"{name:34} {micros(statistics.median(flat)):>17} {micros(p90):>8}")
-
-        cold: dict[str, list[float]] = {}
+        print_header(args, directory, baseline.synchronous(), store_synchronous(store))
+        table = harness.TimingTable(34, 17)
+        table.header("variant", "median µs/append")
+        table.rows(samples)
         if args.cold > 0:
             store.close()
-            cold["first append after reopen, fresh (info)"] = cold_appends(
-                url, "fresh-1", args.cold, message
-            )
-            cold[f"first append after reopen, {args.history:,} (info)"] = cold_appends(
-                url, "long", args.cold, message
-            )
+            print_cold(table, url, args, message)
             store = TranscriptStore.open(url)
-            for name, values in cold.items():
-                print(f"{name:34} {micros(statistics.median(values)):>17}")
 
         print()
-        missed = []
-        print(f"{'ratio':34} {'median':>8} {'IQR of rounds':>15} {'target':>8}")
-        for label, ratios, target in (
-            ("(a) fresh append / sqlite3", ratio_a, TARGET_VS_SQLITE),
-            (f"(b) {args.history:,} history / fresh", ratio_b, TARGET_HISTORY),
-        ):
-            value = statistics.median(ratios)
-            low, high = quartiles(ratios)
-            verdict = "ok" if value <= target else "MISSED"
-            if value > target:
-                missed.append(label)
-            print(
-                f"{label:34} {value:8.2f} {f'{low:.2f}–{high:.2f}':>15} {f'<= {target}':>8}  {verdict}"
-            )
-        overhead = [
-            statistics.median(a) - statistics.median(b)
-            for a, b in zip(samples[FRESH], samples[SQLITE], strict=True)
-        ]
-        low, high = quartiles(overhead)
-        print(
-            f"{'(a) overhead, µs per append':34} {micros(statistics.median(overhead)):>8} "
-            f"{f'{micros(low)}–{micros(high)}':>15} {'info':>8}"
-        )
-        if any(spread(ratios) > NOISY_IQR for ratios in (ratio_a, ratio_b)):
-            print(
-                "warning: the rounds disagree (wide IQR): the machine is busy; rerun, or raise --rounds"
-            )
+        verdicts = judge(samples, args.history)
+        verdicts.warn_if_noisy("rerun, or raise --rounds")
         total = time.perf_counter() - started
         print(
             f"\n{args.rounds} rounds x {args.batch} appends per variant; seeding {seeded:.1f} s, "
             f"rounds {measured:.1f} s, total {total:.1f} s"
         )
-
         if args.profile:
-            session = "profiled"
-            store.start(session, source="benchmark")
-            profile(store, session, message, args.profile, 30)
+            profile_appends(store, message, args.profile)
     finally:
         baseline.close()
         store.close()
         if memory is not None:
             memory.close()
-
-    if missed and args.check:
-        print(f"target missed: {', '.join(missed)}", file=sys.stderr)
-        return 1
-    return 0
+    return verdicts.exit_code(args.check)
 
 
 def print_header(
-    args: argparse.Namespace, directory: Path, base_sync: str, store_sync: str, es_version: str
+    args: argparse.Namespace, directory: Path, base_sync: str, store_sync: str
 ) -> None:
-    print(
-        f"transcript-store append benchmark — Python {platform.python_version()}, "
-        f"eventsourcing {es_version}, SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs"
+    """Versions, where the databases are, their synchronous levels, the message size."""
+    print(harness.title("append", ["eventsourcing"]))
+    harness.print_directory(
+        directory,
+        f"synchronous: store {store_sync}, baseline {base_sync}; "
+        f"message ~{args.chars} chars, no id given",
     )
-    filesystem = filesystem_of(directory)
-    print(
-        f"databases in {directory} ({filesystem}); synchronous: store {store_sync}, "
-        f"baseline {base_sync}; message ~{args.chars} chars, no id given"
-    )
-    if filesystem in {"tmpfs", "ramfs"}:
-        print(
-            "warning: the databases are on a RAM filesystem, fsync is free: use --dir on a real disk"
-        )
     print()
+
+
+def print_cold(
+    table: harness.TimingTable, url: str, args: argparse.Namespace, message: dict[str, Any]
+) -> None:
+    """The first append after reopening the (closed) store, to a fresh and the long session."""
+    for session, label in (("fresh-1", "fresh"), ("long", f"{args.history:,}")):
+        samples = cold_appends(url, session, args.cold, message)
+        table.row(f"first append after reopen, {label} (info)", samples, p90=False)
+
+
+def judge(samples: harness.Samples, history: int) -> harness.Verdicts:
+    """The ratios (a) and (b) against their targets, and the overhead of (a) in µs."""
+    verdicts = harness.Verdicts(heading="ratio", widths=(34, 8, 15, 8))
+    ratio_a = harness.round_ratios(samples, FRESH, SQLITE)
+    verdicts.ratio("(a) fresh append / sqlite3", ratio_a, TARGET_VS_SQLITE, at_most=True)
+    ratio_b = harness.round_ratios(samples, LONG.format(history=history), FRESH)
+    verdicts.ratio(f"(b) {history:,} history / fresh", ratio_b, TARGET_HISTORY, at_most=True)
+    overhead = harness.round_differences(samples, FRESH, SQLITE)
+    low, high = harness.quartiles(overhead)
+    median = statistics.median(overhead)
+    shown, spread = harness.micros(median), f"{harness.micros(low)}–{harness.micros(high)}"
+    verdicts.line("(a) overhead, µs per append", shown, spread, median, None, at_most=True)
+    return verdicts
 
 
 if __name__ == "__main__":

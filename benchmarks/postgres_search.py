@@ -12,42 +12,37 @@ in the same run, and a rebuild of the views (with their search table).
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 import statistics
 import sys
 import time
-import uuid
 
-import psycopg
-from measure import timed
+import harness
 from transcripts import TranscriptStore
-from transcripts.application.storage import StoreConfig
 
 WORDS = [f"w{n:04d}x" for n in range(5000)]
 RARE, COMMON, VERY_COMMON = "albatross", "harbour", "lisbon"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--server", required=True, help="a postgresql:// URL of the server")
-    parser.add_argument("--messages", type=int, default=20_000)
-    parser.add_argument("--repeats", type=int, default=7)
+    """Parse the options; run in a scratch database beside --server's."""
+    parser = harness.new_parser(__doc__)
+    harness.add_server_option(parser, required=True)
+    harness.add_count(parser, "--messages", 20_000, "user messages, 1,000 per session")
+    harness.add_count(parser, "--repeats", 7, "interleaved searches of each word")
     args = parser.parse_args(argv)
-    location = StoreConfig.from_url(args.server).location
-    assert location is not None
-    name = f"transcripts_search_bench_{uuid.uuid4().hex[:8]}"
-    admin = psycopg.connect(**location.connection_kwargs(), autocommit=True)
-    admin.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
-    try:
-        url = args.server.rsplit("/", 1)[0] + f"/{name}"
-        with TranscriptStore.open(url) as store:
-            return run(store, args)
-    finally:
-        admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')  # type: ignore[arg-type]
-        admin.close()
+    harness.print_postgres_header("PostgreSQL search", args.server)
+    print()
+    with (
+        harness.scratch_database(args.server, "transcripts_search_bench_") as url,
+        TranscriptStore.open(url) as store,
+    ):
+        return run(store, args)
 
 
 def run(store: TranscriptStore, args: argparse.Namespace) -> int:
+    """Store the messages, time the three searches, then a rebuild; print the table."""
     rng = random.Random(7)
     for session in range(args.messages // 1000):
         store.start(f"s{session}")
@@ -59,15 +54,17 @@ def run(store: TranscriptStore, args: argparse.Namespace) -> int:
             messages.append({"role": "user", "content": text})
         store.append(f"s{session}", messages)
     queries = {"rare": RARE, "common": COMMON, "very common": VERY_COMMON}
-    samples: dict[str, list[float]] = {label: [] for label in queries}
     matches = {label: _count(store, query) for label, query in queries.items()}
-    for _ in range(args.repeats):
-        for label in rng.sample(list(queries), len(queries)):
-            samples[label] += timed(lambda q=queries[label]: store.search(q), 1)
-    baseline = statistics.median(samples["rare"])
+    searches = {
+        label: harness.same_call(functools.partial(store.search, query))
+        for label, query in queries.items()
+    }
+    samples = harness.run_rounds(searches, args.repeats, 1, rng)
+    medians = {label: statistics.median(harness.flatten(samples[label])) for label in queries}
+    baseline = medians["rare"]
     print(f"{'search':<14} {'matches':>8} {'ms':>8} {'× rare':>8}")
     for label in queries:
-        median = statistics.median(samples[label])
+        median = medians[label]
         print(f"{label:<14} {matches[label]:>8,} {median * 1000:>8.1f} {median / baseline:>8.1f}")
     started = time.perf_counter()
     store.rebuild_projections()
@@ -76,6 +73,7 @@ def run(store: TranscriptStore, args: argparse.Namespace) -> int:
 
 
 def _count(store: TranscriptStore, query: str) -> int:
+    """How many messages match `query`."""
     return len(store.search(query, limit=100_000))
 
 

@@ -34,49 +34,18 @@ measurement runs in a fresh database, dropped afterwards.
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing as mp
-import os
-import platform
 import statistics
 import sys
 import threading
 import time
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
-import psycopg
+import harness
 from transcripts import TranscriptStore
-from transcripts.application.storage import StoreConfig
 
-DEFAULT_SERVER = "postgresql://postgres@127.0.0.1:5432/postgres"
 TARGET_SCALING = 2.5
 WRITERS = (1, 4, 8)
-
-
-@dataclass
-class Server:
-    url: str
-
-    def admin(self, statement: str, url: str | None = None) -> None:
-        location = StoreConfig.from_url(url or self.url).location
-        assert location is not None
-        with psycopg.connect(**location.connection_kwargs(), autocommit=True) as connection:
-            connection.execute(statement)  # type: ignore[arg-type]
-
-    @contextmanager
-    def database(self) -> Iterator[str]:
-        name = f"transcripts_bench_{uuid.uuid4().hex[:12]}"
-        self.admin(f'CREATE DATABASE "{name}"')
-        try:
-            url = self.url.rsplit("/", 1)[0] + "/" + name
-            TranscriptStore.open(url).close()  # the tables
-            yield url
-        finally:
-            self.admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 # -- throughput -------------------------------------------------------------------------------
@@ -107,6 +76,7 @@ LOCK_STATEMENT = "LOCK TABLE transcripts_events IN EXCLUSIVE MODE;"
 
 
 def use_insert_function(store: TranscriptStore) -> None:
+    """Make `store` insert through `transcripts_events_insert` (one statement)."""
     recorder: Any = store._log.recorder
 
     def insert_events(stored_events: Any, **_: Any) -> list[int]:
@@ -133,6 +103,7 @@ def writer(
     seconds: float,
     results: Any,
 ) -> None:
+    """A writer process: append one message per call to `session` for `seconds`."""
     with TranscriptStore.open(url) as store:
         if variant == NO_LOCK:
             store._log.recorder.lock_table_statements = []  # type: ignore[attr-defined]
@@ -151,9 +122,7 @@ def writer(
 
 def waiting_for_the_lock(url: str, stop: threading.Event, samples: list[int]) -> None:
     """Sample how many backends wait for the log's table lock, every 5 ms."""
-    location = StoreConfig.from_url(url).location
-    assert location is not None
-    with psycopg.connect(**location.connection_kwargs(), autocommit=True) as connection:
+    with harness.connect(url) as connection:
         while not stop.is_set():
             [(waiting,)] = connection.execute(
                 "SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'relation' "
@@ -163,13 +132,13 @@ def waiting_for_the_lock(url: str, stop: threading.Event, samples: list[int]) ->
             time.sleep(0.005)
 
 
-def throughput(server: Server, writers: int, seconds: float, variant: str) -> tuple[float, float]:
+def throughput(server: str, writers: int, seconds: float, variant: str) -> tuple[float, float]:
     """(appends per second, mean number of writers waiting for the table lock)."""
     context = mp.get_context("spawn")
-    with server.database() as url:
+    with harness.scratch_database(server) as url:
         if variant in (ONE_STATEMENT, ONE_STATEMENT_NO_LOCK):
             lock = LOCK_STATEMENT if variant == ONE_STATEMENT else ""
-            server.admin(INSERT_FUNCTION.replace("{lock}", lock), url)
+            harness.execute(url, INSERT_FUNCTION.replace("{lock}", lock))
         barrier = context.Barrier(writers + 1)
         results = context.Queue()
         processes = [
@@ -196,17 +165,15 @@ def throughput(server: Server, writers: int, seconds: float, variant: str) -> tu
 # -- the lock ----------------------------------------------------------------------------------
 
 
-def lock_hold(server: Server, inserts: int = 500) -> tuple[float, float]:
+def lock_hold(server: str, inserts: int = 500) -> tuple[float, float]:
     """(median ms the table lock is held per one-event insert, median ms of the commit):
     the statements the library's recorder runs for an insert, timed one after the other."""
-    with server.database() as url:
+    with harness.scratch_database(server) as url:
         with TranscriptStore.open(url) as store:
             store.start("probe")
             store.append("probe", [{"role": "user", "content": "x"}])
-        location = StoreConfig.from_url(url).location
-        assert location is not None
         held, commits = [], []
-        with psycopg.connect(**location.connection_kwargs(), autocommit=True) as connection:
+        with harness.connect(url) as connection:
             originator_id, topic, state = connection.execute(
                 "SELECT originator_id, topic, state FROM transcripts_events "
                 "WHERE originator_version = 2"
@@ -233,6 +200,7 @@ def lock_hold(server: Server, inserts: int = 500) -> tuple[float, float]:
 
 
 def follower(url: str, ready: Any, stop: Any) -> None:
+    """A follower process: run the live projection until `stop` is set."""
     with TranscriptStore.open(url) as store:
         halt = threading.Event()
         with_follow = threading.Thread(target=store.follow_projections, args=(halt,))
@@ -244,10 +212,9 @@ def follower(url: str, ready: Any, stop: Any) -> None:
 
 
 def observer(url: str, session: str, expected: int, ready: Any, results: Any) -> None:
-    location = StoreConfig.from_url(url).location
-    assert location is not None
+    """An observer process: when each message of `session` shows in active_messages."""
     seen: dict[str, float] = {}
-    with psycopg.connect(**location.connection_kwargs(), autocommit=True) as connection:
+    with harness.connect(url) as connection:
         ready.set()
         position = 0
         deadline = time.time() + 300
@@ -267,6 +234,7 @@ def observer(url: str, session: str, expected: int, ready: Any, results: Any) ->
 
 
 def load_writer(url: str, session: str, stop: Any) -> None:
+    """A load process: append to `session` until `stop` is set."""
     with TranscriptStore.open(url) as store:
         store.start(session)
         count = 0
@@ -275,10 +243,10 @@ def load_writer(url: str, session: str, stop: Any) -> None:
             count += 1
 
 
-def lag(server: Server, appends: int, load: int) -> list[float]:
+def lag(server: str, appends: int, load: int) -> list[float]:
     """Milliseconds from `append` returning to the row in active_messages, per append."""
     context = mp.get_context("spawn")
-    with server.database() as url:
+    with harness.scratch_database(server) as url:
         stop = context.Event()
         follower_ready, observer_ready = context.Event(), context.Event()
         results = context.Queue()
@@ -314,35 +282,35 @@ def lag(server: Server, appends: int, load: int) -> list[float]:
 
 
 def percentile(values: list[float], p: float) -> float:
+    """The nearest-rank `p`th percentile of `values`."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--server",
-        default=os.environ.get("TRANSCRIPTS_TEST_POSTGRES_URL", DEFAULT_SERVER),
-        help="a postgresql:// URL of a database on the server (databases are made beside it)",
-    )
+def main(argv: list[str] | None = None) -> int:
+    """Parse the options; print the header and the parts (1), (2) and (3); the exit code."""
+    parser = harness.new_parser(__doc__)
+    harness.add_server_option(parser)
     parser.add_argument("--seconds", type=float, default=5.0, help="per throughput run")
-    parser.add_argument("--lag-appends", type=int, default=300, help="appends timed for lag")
-    parser.add_argument("--check", action="store_true", help="exit 1 if 8 writers < 2.5x one")
-    args = parser.parse_args()
-    server = Server(args.server)
+    harness.add_count(parser, "--lag-appends", 300, "appends timed for lag")
+    harness.add_check_option(parser, "exit 1 if 8 writers < 2.5x one")
+    args = parser.parse_args(argv)
 
-    print(f"python {platform.python_version()}, {os.cpu_count()} cores, {platform.platform()}")
-    with psycopg.connect(
-        **StoreConfig.from_url(args.server).location.connection_kwargs()  # type: ignore[union-attr]
-    ) as connection:
-        print(connection.execute("SELECT version()").fetchone()[0])  # type: ignore[index]
+    harness.print_postgres_header("PostgreSQL writers", args.server)
+    scaling = print_throughput(args.server, args.seconds)
+    print_lock_hold(args.server)
+    print_lag(args.server, args.lag_appends)
+    return 1 if args.check and scaling < TARGET_SCALING else 0
 
+
+def print_throughput(server: str, seconds: float) -> float:
+    """(1): every variant with 1, 4 and 8 writers; return the store's 8 writers / 1 writer."""
     print("\n(1) Aggregate append throughput, one message per append, distinct sessions")
     print(f"{'variant':<24} {'writers':>7} {'appends/s':>10} {'x one':>7} {'lock waiters':>13}")
     rates: dict[tuple[str, int], float] = {}
     for variant in VARIANTS:
         for writers in WRITERS:
-            rate, waiting = throughput(server, writers, args.seconds, variant)
+            rate, waiting = throughput(server, writers, seconds, variant)
             rates[variant, writers] = rate
             print(
                 f"{variant:<24} {writers:>7} {rate:>10.0f} "
@@ -353,22 +321,27 @@ def main() -> None:
     scaling = rates[STORE, 8] / rates[STORE, 1]
     verdict = "met" if scaling >= TARGET_SCALING else "MISSED"
     print(f"8 writers / 1 writer: {scaling:.2f}x (target >= {TARGET_SCALING}x: {verdict})")
+    return scaling
 
+
+def print_lock_hold(server: str) -> None:
+    """(2): how long one insert holds the table lock, and the cap that follows."""
     held, commit = lock_hold(server)
     print("\n(2) The table lock, per one-event insert (held from LOCK TABLE to the end of COMMIT)")
     print(f"held {held:.3f} ms median, of which the commit (WAL flush) {commit:.3f} ms")
     print(f"cap if writers only ever waited for each other: {1000 / held:.0f} inserts/s")
 
+
+def print_lag(server: str, appends: int) -> None:
+    """(3): the live projection's lag, without and with 4 load writers."""
     print("\n(3) Live projection lag: append returned -> row in active_messages, other process")
     for load in (0, 4):
-        lags = lag(server, args.lag_appends, load)
+        lags = lag(server, appends, load)
         print(
             f"{load} load writers: median {statistics.median(lags):.1f} ms, "
             f"p99 {percentile(lags, 99):.1f} ms, max {max(lags):.1f} ms ({len(lags)} appends)"
         )
-    if args.check and scaling < TARGET_SCALING:
-        sys.exit(1)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -44,12 +44,8 @@ events takes about 2 minutes: `--store PATH` keeps the store and reuses it, as i
 from __future__ import annotations
 
 import argparse
-import cProfile
 import gc
 import json
-import os
-import platform
-import pstats
 import random
 import re
 import sqlite3
@@ -61,17 +57,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import harness
 import orjson
-from measure import (
-    filesystem_of,
-    make_message,
-    micros,
-    package_version,
-    quartiles,
-    round_ratios,
-    run_in_scratch_directory,
-    timed,
-)
 from transcripts import TranscriptStore
 
 TARGET_ACTIVE_HISTORY = 1.2
@@ -80,7 +67,6 @@ TARGET_REBUILD_RATIO = 0.5
 TARGET_REBUILD_RATE = 100_000
 TARGET_RSS_MB = 150
 RSS_TARGET_EVENTS = 1_000_000
-NOISY_IQR = 0.25
 
 VIEWS = ("sessions", "active_messages", "message_history", "compaction_attempts")
 COPY_PREFIX = "bench_copy_"
@@ -102,7 +88,7 @@ def keep_last(count: int, chars: int) -> Callable[[list[dict[str, Any]]], list[d
     """A summarize function: one summary (the size of a message), then the last `count - 1`."""
 
     def summarize(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [make_message(chars, 0), *messages[len(messages) - (count - 1) :]]
+        return [harness.make_message(chars, 0), *messages[len(messages) - (count - 1) :]]
 
     return summarize
 
@@ -114,7 +100,8 @@ def seed_long_session(
     store.start(session, source="benchmark")
     for first in range(0, history, chunk):
         store.append(
-            session, [make_message(chars, n) for n in range(first, min(history, first + chunk))]
+            session,
+            [harness.make_message(chars, n) for n in range(first, min(history, first + chunk))],
         )
         result = store.compact(session, keep_last(active, chars), reason="benchmark")
         if not result.committed:
@@ -137,7 +124,7 @@ def build_store(
         appended = 0
         while appended < session_messages and written < events:
             count = min(chunk, session_messages - appended, events - written)
-            store.append(name, [make_message(chars, appended + n) for n in range(count)])
+            store.append(name, [harness.make_message(chars, appended + n) for n in range(count)])
             appended += count
             written += count
             if written < events and appended >= keep:
@@ -187,6 +174,7 @@ class MutableRows:
 
 
 def active_rows(path: Path) -> list[tuple[str, int, str]]:
+    """Every row of the store's `active_messages` table at `path`."""
     with sqlite3.connect(path) as connection:
         return connection.execute(
             "SELECT session_id, position, message FROM active_messages"
@@ -197,6 +185,7 @@ def active_rows(path: Path) -> list[tuple[str, int, str]]:
 
 
 def _is_virtual(sql: str | None) -> bool:
+    """Whether `sql` creates a virtual table (FTS5, say)."""
     return (sql or "").upper().startswith("CREATE VIRTUAL")
 
 
@@ -229,7 +218,7 @@ class _CopyBatch:
     HISTORY = f"INSERT INTO {COPY_PREFIX}message_history VALUES (?,?,?,?,?,?,?,?,?,?)"
     ACTIVE = f"INSERT INTO {COPY_PREFIX}active_messages VALUES (?,?,?,?,?)"
     ATTEMPT = f"INSERT INTO {COPY_PREFIX}compaction_attempts VALUES ({','.join('?' * 15)})"
-    SESSION = f"INSERT OR REPLACE INTO {COPY_PREFIX}sessions VALUES ({','.join('?' * 14)})"
+    SESSION = f"INSERT OR REPLACE INTO {COPY_PREFIX}sessions VALUES ({','.join('?' * 15)})"
     SUPERSEDE = (
         f"UPDATE {COPY_PREFIX}message_history SET active = 0, superseded_by = ? "
         "WHERE session_id = ? AND message_id = ?"
@@ -250,7 +239,7 @@ class _CopyBatch:
         if kind == "Started":
             metadata = orjson.dumps(data["metadata"]).decode()
             row = [data["session_id"], originator, data["source"], data["model"],
-                   data["parent_id"], metadata, at, at, number, 0, 0, 0, 0, 0]  # fmt: skip
+                   data["parent_id"], metadata, at, at, number, 0, 0, 0, 0, 0, None]  # fmt: skip
             sessions[originator] = row
         else:
             row = sessions[originator]
@@ -391,6 +380,7 @@ class PlainCopy:
 
 
 def _status_kb(field: str) -> int:
+    """A kB field of /proc/self/status (VmRSS, VmHWM); 0 if absent."""
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith(field + ":"):
             return int(line.split()[1])
@@ -442,6 +432,7 @@ def rss_child(url: str, path: str) -> None:
 
 
 def measure_rss(path: Path) -> dict[str, Any]:
+    """Rebuild the store at `path` in a fresh process; what its memory did (the JSON)."""
     output = subprocess.run(
         [sys.executable, __file__, "--rss-child", str(path)],
         check=True,
@@ -451,81 +442,12 @@ def measure_rss(path: Path) -> dict[str, Any]:
     return json.loads(output.stdout.strip().splitlines()[-1])
 
 
-# -- measuring ------------------------------------------------------------------------------
-
-
-def run_rounds(
-    variants: dict[str, Callable[[], object]],
-    rounds: int,
-    batch: int,
-    rng: random.Random,
-    between: Callable[[], None] | None = None,
-) -> dict[str, list[list[float]]]:
-    """Per variant, per round, the seconds of each of `batch` calls; order shuffled per round."""
-    samples: dict[str, list[list[float]]] = {name: [] for name in variants}
-    names = list(variants)
-    for _ in range(rounds):
-        rng.shuffle(names)
-        for name in names:
-            if between is not None:
-                between()
-            samples[name].append(timed(variants[name], batch))
-    return samples
-
-
-def profile(label: str, call: Callable[[], object], top: int) -> None:
-    profiler = cProfile.Profile()
-    profiler.enable()
-    call()
-    profiler.disable()
-    print(f"\ncProfile of {label} (times include profiler overhead)")
-    stats = pstats.Stats(profiler, stream=sys.stdout)
-    stats.sort_stats("cumulative").print_stats(top)
-    stats.sort_stats("tottime").print_stats(top)
-
-
-# -- reporting ------------------------------------------------------------------------------
-
-
-class Verdicts:
-    """The closing table: one line per figure, with its target and whether it is met."""
-
-    def __init__(self) -> None:
-        self.missed: list[str] = []
-        self.noisy = False
-        print(f"{'figure':44} {'median':>9} {'IQR of rounds':>17} {'target':>10}")
-
-    def ratio(self, label: str, ratios: list[float], target: float, at_most: bool) -> None:
-        value = statistics.median(ratios)
-        low, high = quartiles(ratios)
-        self.noisy |= high - low > NOISY_IQR
-        self.line(label, f"{value:.2f}", f"{low:.2f}–{high:.2f}", value, target, at_most)
-
-    def line(
-        self,
-        label: str,
-        shown: str,
-        spread: str,
-        value: float,
-        target: float | None,
-        at_most: bool,
-    ) -> None:
-        if target is None:
-            print(f"{label:44} {shown:>9} {spread:>17} {'info':>10}")
-            return
-        ok = value <= target if at_most else value >= target
-        if not ok:
-            self.missed.append(label)
-        goal = f"{'<=' if at_most else '>='} {target:,g}"
-        print(f"{label:44} {shown:>9} {spread:>17} {goal:>10}  {'ok' if ok else 'MISSED'}")
-
-
 # -- the two parts --------------------------------------------------------------------------
 
 
 def measure_reads(
     args: argparse.Namespace, directory: Path, rng: random.Random
-) -> tuple[dict[str, list[list[float]]], str, str]:
+) -> tuple[harness.Samples, str, str]:
     """(a), (b): the rounds of active() calls; return the samples and the two store variants."""
     read_path = directory / "read.db"
     store = TranscriptStore.open(f"sqlite:///{read_path}")
@@ -533,24 +455,22 @@ def measure_reads(
     try:
         seed_long_session(store, "long", args.history, args.active, args.chars, args.chunk)
         store.start("short", source="benchmark")
-        store.append("short", [make_message(args.chars, n) for n in range(args.active)])
+        store.append("short", [harness.make_message(args.chars, n) for n in range(args.active)])
         assert len(store.active("long")) == len(store.active("short")) == args.active
         plain = MutableRows(directory / "plain.db", active_rows(read_path))
         assert plain.read("long") == store.active("long")
         history = next(row["messages"] for row in store.sessions() if row["id"] == "long")
         long_name, short_name = LONG.format(history=history), SHORT.format(active=args.active)
-        reads: dict[str, Callable[[], object]] = {
-            long_name: lambda: store.active("long"),
-            short_name: lambda: store.active("short"),
-            PLAIN: lambda: plain.read("long"),  # type: ignore[union-attr]
+        reads: dict[str, harness.Setup] = {
+            long_name: harness.same_call(lambda: store.active("long")),
+            short_name: harness.same_call(lambda: store.active("short")),
+            PLAIN: harness.same_call(lambda: plain.read("long")),  # type: ignore[union-attr]
         }
-        for call in reads.values():
-            timed(call, 200)
-        gc.collect()
-        samples = run_rounds(reads, args.rounds, args.batch, rng)
+        harness.warm_up(reads, 200)
+        samples = harness.run_rounds(reads, args.rounds, args.batch, rng)
         if args.profile:
             calls = lambda: [store.active("long") for _ in range(1000)]  # noqa: E731
-            profile("1,000 store.active('long')", calls, 25)
+            harness.profile("1,000 store.active('long')", calls, 25)
     finally:
         store.close()
         if plain is not None:
@@ -560,7 +480,7 @@ def measure_reads(
 
 def measure_rebuilds(
     args: argparse.Namespace, path: Path, rng: random.Random
-) -> tuple[dict[str, list[list[float]]], int, str, dict[str, tuple[int, int]]]:
+) -> tuple[harness.Samples, int, str, dict[str, tuple[int, int]]]:
     """(c): build (or reuse) the store, then rounds of rebuild, plain copy and floor."""
     started = time.perf_counter()
     events = log_size(path)
@@ -577,16 +497,15 @@ def measure_rebuilds(
         copier.reset()
         copier.copy()  # warms the OS cache for every variant, and checks the copy
         counts = copier.counts()
-        variants: dict[str, Callable[[], object]] = {
-            REBUILD: lambda: replayed.append(store.rebuild_projections()),
-            COPY: copier.copy,
-            FLOOR: copier.insert_select,
+        variants: dict[str, harness.Setup] = {
+            REBUILD: harness.same_call(lambda: replayed.append(store.rebuild_projections())),
+            COPY: harness.same_call(copier.copy),
+            FLOOR: harness.same_call(copier.insert_select),
         }
-        gc.collect()
-        samples = run_rounds(variants, args.rebuild_rounds, 1, rng, between=copier.reset)
+        samples = harness.run_rounds(variants, args.rebuild_rounds, 1, rng, between=copier.reset)
         copier.drop()
         if args.profile:
-            profile(f"one rebuild of {events:,} events", store.rebuild_projections, 30)
+            harness.profile(f"one rebuild of {events:,} events", store.rebuild_projections, 30)
     finally:
         copier.close()
         store.close()
@@ -599,57 +518,32 @@ def measure_rebuilds(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
+    """Parse the options; run in a scratch directory (or be the RSS subprocess)."""
+    parser = harness.new_parser(
+        __doc__,
         epilog="Targets: (a) <= 1.2, (b) <= 1.5, (c) >= 0.5 and >= 100k events/s, "
         "(d) <= 150 MB at 1M events.",
     )
-    parser.add_argument(
-        "--history", type=int, default=10_000, help="messages of the long session (default 10000)"
-    )
-    parser.add_argument(
-        "--active", type=int, default=50, help="active messages of both sessions (default 50)"
-    )
-    parser.add_argument(
-        "--chars", type=int, default=400, help="characters of content per message (default 400)"
-    )
-    parser.add_argument(
-        "--rounds", type=int, default=200, help="interleaved rounds of active() (default 200)"
-    )
-    parser.add_argument(
-        "--batch", type=int, default=20, help="active() calls per variant per round (default 20)"
-    )
-    parser.add_argument(
-        "--events", type=int, default=100_000, help="events in the rebuild store (default 100000)"
-    )
-    parser.add_argument(
-        "--session-messages",
-        type=int,
-        default=1000,
-        help="messages per session there (default 1000)",
-    )
-    parser.add_argument(
-        "--chunk",
-        type=int,
-        default=500,
-        help="messages per append call when building (default 500)",
-    )
-    parser.add_argument(
-        "--rebuild-rounds", type=int, default=5, help="interleaved rebuild rounds (default 5)"
-    )
+    harness.add_count(parser, "--history", 10_000, "messages of the long session")
+    harness.add_count(parser, "--active", 50, "active messages of both sessions")
+    harness.add_chars_option(parser, 400)
+    harness.add_round_options(parser, rounds=200, batch=20, calls="active() calls")
+    harness.add_count(parser, "--events", 100_000, "events in the rebuild store")
+    harness.add_count(parser, "--session-messages", 1000, "messages per session there")
+    harness.add_count(parser, "--chunk", 500, "messages per append call when building")
+    harness.add_count(parser, "--rebuild-rounds", 5, "interleaved rebuild rounds")
     parser.add_argument("--no-rss", action="store_true", help="skip (d), the peak RSS subprocess")
     parser.add_argument(
         "--store", type=Path, help="rebuild store file to build once and reuse (kept)"
     )
+    harness.add_scratch_options(parser)
+    harness.add_seed_option(parser)
     parser.add_argument(
-        "--dir", type=Path, help="directory for the databases (default: a new temporary one)"
+        "--profile",
+        action="store_true",
+        help="then cProfile one rebuild and 1,000 active() calls",
     )
-    parser.add_argument("--keep", action="store_true", help="keep the databases afterwards")
-    parser.add_argument("--seed", type=int, default=None, help="seed for the round order")
-    parser.add_argument(
-        "--profile", action="store_true", help="then cProfile one rebuild and 1,000 active() calls"
-    )
-    parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
+    harness.add_check_option(parser)
     parser.add_argument("--rss-child", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.rss_child:
@@ -663,10 +557,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.history < args.active or args.session_messages < 20:
         parser.error("--history must be >= --active, --session-messages >= 20")
 
-    return run_in_scratch_directory(args, run)
+    return harness.run_in_scratch_directory(args, run)
 
 
 def run(args: argparse.Namespace, directory: Path) -> int:
+    """The active() part, the rebuild part and the RSS subprocess; print; the exit code."""
     rng = random.Random(args.seed)
     started = time.perf_counter()
     print_header(args, directory)
@@ -676,79 +571,96 @@ def run(args: argparse.Namespace, directory: Path) -> int:
     rebuild_samples, events, built, counts = measure_rebuilds(args, path, rng)
     rss = None if args.no_rss else measure_rss(path)
 
-    print(f"\n{'active() variant':44} {'median µs/call':>14} {'p90':>8}")
-    for name, rounds in read_samples.items():
-        flat = [s for r in rounds for s in r]
-        p90 = statistics.quantiles(flat, n=10)[-1]
-        print(f"{name:44} {micros(statistics.median(flat)):>14} {micros(p90):>8}")
-    print(f"\n{f'rebuild variant, {events:,} events':44} {'median s':>14} {'events/s':>10}")
-    for name, rounds in rebuild_samples.items():
-        seconds = statistics.median(s for r in rounds for s in r)
-        print(f"{name:44} {seconds:>14.2f} {events / seconds:>10,.0f}")
+    print()
+    table = harness.TimingTable(44, 14)
+    table.header("active() variant", "median µs/call")
+    table.rows(read_samples)
+    print_rebuilds(rebuild_samples, events)
     print("rows, view/copy: " + ", ".join(f"{v} {a:,}/{b:,}" for v, (a, b) in counts.items()))
     if rss is not None:
         print_rss(rss)
 
     print()
-    verdicts = Verdicts()
-    history_ratios = round_ratios(read_samples, long_name, short_name)
-    label = f"(a) {args.history:,} history / {args.active} in all"
-    verdicts.ratio(label, history_ratios, TARGET_ACTIVE_HISTORY, at_most=True)
-    plain_ratios = round_ratios(read_samples, long_name, PLAIN)
-    verdicts.ratio(
-        "(b) active() / sqlite3 SELECT", plain_ratios, TARGET_ACTIVE_SQLITE, at_most=True
-    )
-    copy_ratios = round_ratios(rebuild_samples, COPY, REBUILD)
-    label = "(c) rebuild / plain sqlite3, throughput"
-    verdicts.ratio(label, copy_ratios, TARGET_REBUILD_RATIO, at_most=False)
-    rates = [events / r[0] for r in rebuild_samples[REBUILD]]
-    rate, (low, high) = statistics.median(rates), quartiles(rates)
-    spread = f"{low:,.0f}–{high:,.0f}"
-    verdicts.line("(c) rebuild, events/s", f"{rate:,.0f}", spread, rate, TARGET_REBUILD_RATE, False)
-    floor = round_ratios(rebuild_samples, FLOOR, REBUILD)
-    value, (low, high) = statistics.median(floor), quartiles(floor)
-    label = "(c) rebuild / INSERT...SELECT, throughput"
-    verdicts.line(label, f"{value:.3f}", f"{low:.3f}–{high:.3f}", value, None, False)
+    verdicts = harness.Verdicts()
+    judge_reads(verdicts, args, read_samples, long_name, short_name)
+    judge_rebuilds(verdicts, rebuild_samples, events)
     if rss is not None:
-        peak = rss["peak_kb"] / 1024
-        judged = rss["events"] >= RSS_TARGET_EVENTS
-        label = f"(d) peak RSS, rebuild of {rss['events']:,} events, MB"
-        verdicts.line(label, f"{peak:.0f}", "", peak, TARGET_RSS_MB if judged else None, True)
-        if not judged:
-            hint = f"--events {RSS_TARGET_EVENTS}"
-            print(f"    (its target is for {RSS_TARGET_EVENTS:,} events: {hint})")
-    if verdicts.noisy:
-        print("warning: the rounds disagree (wide IQR): the machine is busy; rerun or add rounds")
+        judge_rss(verdicts, rss)
+    verdicts.warn_if_noisy("rerun or add rounds")
     print(
         f"\nactive() part {reads_done - started:.1f} s ({args.rounds} rounds x {args.batch}); "
         f"rebuild store {built}; {args.rebuild_rounds} rebuild rounds; "
         f"total {time.perf_counter() - started:.1f} s"
     )
-    if verdicts.missed and args.check:
-        print(f"target missed: {', '.join(verdicts.missed)}", file=sys.stderr)
-        return 1
-    return 0
+    return verdicts.exit_code(args.check)
+
+
+def judge_reads(
+    verdicts: harness.Verdicts,
+    args: argparse.Namespace,
+    samples: harness.Samples,
+    long_name: str,
+    short_name: str,
+) -> None:
+    """(a) and (b): the long session's active() vs the short one's, and vs plain sqlite3."""
+    history_ratios = harness.round_ratios(samples, long_name, short_name)
+    label = f"(a) {args.history:,} history / {args.active} in all"
+    verdicts.ratio(label, history_ratios, TARGET_ACTIVE_HISTORY, at_most=True)
+    plain_ratios = harness.round_ratios(samples, long_name, PLAIN)
+    verdicts.ratio(
+        "(b) active() / sqlite3 SELECT", plain_ratios, TARGET_ACTIVE_SQLITE, at_most=True
+    )
+
+
+def judge_rebuilds(verdicts: harness.Verdicts, samples: harness.Samples, events: int) -> None:
+    """(c): the rebuild vs the plain copy and in events/s; the INSERT...SELECT floor as info."""
+    copy_ratios = harness.round_ratios(samples, COPY, REBUILD)
+    label = "(c) rebuild / plain sqlite3, throughput"
+    verdicts.ratio(label, copy_ratios, TARGET_REBUILD_RATIO, at_most=False)
+    rates = [events / r[0] for r in samples[REBUILD]]
+    rate, (low, high) = statistics.median(rates), harness.quartiles(rates)
+    spread = f"{low:,.0f}–{high:,.0f}"
+    verdicts.line("(c) rebuild, events/s", f"{rate:,.0f}", spread, rate, TARGET_REBUILD_RATE, False)
+    floor = harness.round_ratios(samples, FLOOR, REBUILD)
+    value, (low, high) = statistics.median(floor), harness.quartiles(floor)
+    label = "(c) rebuild / INSERT...SELECT, throughput"
+    verdicts.line(label, f"{value:.3f}", f"{low:.3f}–{high:.3f}", value, None, False)
+
+
+def judge_rss(verdicts: harness.Verdicts, rss: dict[str, Any]) -> None:
+    """(d): the peak RSS of the rebuild, judged only for a log of RSS_TARGET_EVENTS events."""
+    peak = rss["peak_kb"] / 1024
+    judged = rss["events"] >= RSS_TARGET_EVENTS
+    label = f"(d) peak RSS, rebuild of {rss['events']:,} events, MB"
+    verdicts.line(label, f"{peak:.0f}", "", peak, TARGET_RSS_MB if judged else None, True)
+    if not judged:
+        hint = f"--events {RSS_TARGET_EVENTS}"
+        print(f"    (its target is for {RSS_TARGET_EVENTS:,} events: {hint})")
 
 
 def print_header(args: argparse.Namespace, directory: Path) -> None:
-    print(
-        f"transcript-store read-model benchmark — Python {platform.python_version()}, "
-        f"eventsourcing {package_version('eventsourcing')}, orjson {package_version('orjson')}, "
-        f"SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs"
-    )
+    """Versions, where the databases are, the message size, sqlite3's defaults."""
+    print(harness.title("read-model", ["eventsourcing", "orjson"]))
     with sqlite3.connect(":memory:") as probe:
         secure_delete = probe.execute("PRAGMA secure_delete").fetchone()[0]
         synchronous = probe.execute("PRAGMA synchronous").fetchone()[0]
-    filesystem = filesystem_of(directory)
-    print(
-        f"databases in {directory} ({filesystem}); message ~{args.chars} chars; "
-        f"sqlite3 defaults: synchronous={synchronous}, secure_delete={secure_delete}"
+    harness.print_directory(
+        directory,
+        f"message ~{args.chars} chars; "
+        f"sqlite3 defaults: synchronous={synchronous}, secure_delete={secure_delete}",
     )
-    if filesystem in {"tmpfs", "ramfs"}:
-        print("warning: the databases are on a RAM filesystem: commits cost nothing there")
+
+
+def print_rebuilds(samples: harness.Samples, events: int) -> None:
+    """The rebuild variants: median seconds per rebuild and events/s."""
+    print(f"\n{f'rebuild variant, {events:,} events':44} {'median s':>14} {'events/s':>10}")
+    for name, rounds in samples.items():
+        seconds = statistics.median(harness.flatten(rounds))
+        print(f"{name:44} {seconds:>14.2f} {events / seconds:>10,.0f}")
 
 
 def print_rss(rss: dict[str, Any]) -> None:
+    """What the RSS subprocess saw: memory before and during the rebuild, the lock tail."""
     print(
         f"peak RSS subprocess: {rss['before_kb'] / 1024:.0f} MB after opening the store, "
         f"peak {rss['peak_kb'] / 1024:.0f} MB during the rebuild of {rss['events']:,} events "
