@@ -33,11 +33,16 @@ from ....application.storage import Backend, Failure, StoreConfig
 from ....domain.errors import NotAStoreError, StorageError
 from ....projections.projector import Projector
 from ..environment import shared_env
+from ..internals import without_retry
 from ..sealing import SETTINGS_TABLE
 from ..sql.schema import QUARANTINE, VERSIONS_TABLE
+from ..sql.search import NoSearch
+from ..sql.views import SQLTranscriptViews
 from . import erasure
+from .dialect import PostgresDialect, advisory_key
+from .follow import LogFollower
 from .location import URL_FORM, PostgresLocation, parse_url
-from .views import PostgresTranscriptViews, advisory_key
+from .search import PostgresSearchIndex
 
 CHECK_TIMEOUT = 10  # seconds to reach the server when a store opens
 POOL_SIZE = 2  # connections a store keeps open
@@ -51,7 +56,7 @@ _LASTING_STATES = frozenset({"53100", "58030", "25006"})
 class TranscriptRecorder(PostgresApplicationRecorder):
     """The library's recorder; a failed insert is retried by the store, not here."""
 
-    insert_events = PostgresApplicationRecorder.insert_events.__wrapped__  # type: ignore[attr-defined]
+    insert_events = without_retry(PostgresApplicationRecorder.insert_events)
 
 
 class PostgresBackend(Backend):
@@ -105,22 +110,18 @@ class PostgresBackend(Backend):
         if not (row and row[0]):
             raise NotAStoreError(f"{place.url} is not a transcript store: it has no log")
 
-    def open_views(
-        self, log: Application[UUID], projector: type[Projector]
-    ) -> PostgresTranscriptViews:
+    def open_views(self, log: Application[UUID], projector: type[Projector]) -> SQLTranscriptViews:
         recorder = log.recorder
         assert isinstance(recorder, PostgresApplicationRecorder)
         datastore = recorder.datastore
-        views = PostgresTranscriptViews(
-            datastore,
-            mapper=log.mapper,
-            projector=projector,
-            recorder=recorder,
-            tracking_table=tracking_table_name(log),
+        dialect = PostgresDialect(datastore, recorder.events_table_name, tracking_table_name(log))
+        search = NoSearch() if log.mapper.cipher is not None else PostgresSearchIndex()
+        views = SQLTranscriptViews(
+            dialect, search, mapper=log.mapper, projector=projector, follower=LogFollower(recorder)
         )
         required = [
             recorder.events_table_name,
-            views.tracking_table,
+            dialect.tracking_table,
             "active_messages",
             "message_history",
             "compaction_attempts",
@@ -132,7 +133,7 @@ class PostgresBackend(Backend):
         if not _all_exist(datastore, required, recorder.stored_event_type_name):
             with _schema_lock(datastore, recorder.events_table_name):
                 recorder.create_table()
-                views.create_table()
+                views.create_tables()
         if not erasure.has_fence(datastore, recorder.events_table_name):
             with _schema_lock(datastore, recorder.events_table_name):
                 erasure.create_fence(datastore, recorder.events_table_name)

@@ -23,6 +23,7 @@ from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastor
 from psycopg.sql import SQL, Identifier
 
 from ....projections.rows import VIEW_NAMES
+from .. import internals
 from ..sql.schema import QUARANTINE
 
 FENCE = "{table}_version_fence"
@@ -69,7 +70,7 @@ def replace_stream(log: Application[UUID], tombstone: StoredEvent) -> None:
         "DELETE FROM {schema}.{table} WHERE originator_id = %s AND originator_version < %s"
     ).format(schema=Identifier(datastore.schema), table=Identifier(recorder.events_table_name))
     with datastore.transaction(commit=True) as cursor:
-        recorder._insert_stored_events(cursor, [tombstone])  # the table lock, NOTIFY, INSERT
+        internals.insert_in_transaction(recorder, cursor, [tombstone])  # lock, NOTIFY, INSERT
         cursor.execute(delete, (tombstone.originator_id, tombstone.originator_version))
 
 

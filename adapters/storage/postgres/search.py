@@ -27,6 +27,9 @@ from typing import Any
 
 from ....domain.errors import InvalidSearchError
 from ....projections.views import SearchHit
+from ..sql.dialect import Cursor
+from ..sql.schema import LIVE, NEXT, Tables
+from ..sql.search import SearchIndex
 
 CONFIG = "pg_catalog.english"
 VECTOR_FUNCTION = "transcripts_search_vector"
@@ -142,6 +145,53 @@ def backfill_statement(history: str) -> str:
         f"SELECT session_id, message_id, {VECTOR_FUNCTION}(message) FROM {history} "
         "ON CONFLICT DO NOTHING"
     )
+
+
+class PostgresSearchIndex(SearchIndex):
+    """The search table of a set of view tables, and its functions and triggers."""
+
+    def statements(self, tables: Tables) -> list[str]:
+        # The functions are made with the live tables (a rebuild finds them there).
+        functions = function_statements() if tables is LIVE else []
+        history = tables.message_history
+        return [*functions, *table_statements(history), *trigger_statements(history)]
+
+    def tables(self, tables: Tables) -> list[str]:
+        return [search_table(tables.message_history)]
+
+    def before_swap(self, c: Cursor) -> None:
+        for statement in drop_trigger_statements(NEXT.message_history):
+            c.execute(statement)
+
+    def after_swap(self, c: Cursor) -> None:
+        history = LIVE.message_history
+        for statement in [
+            *rename_index_statements(NEXT.message_history, history),
+            *trigger_statements(history),
+        ]:
+            c.execute(statement)
+
+    def upgrade(self, c: Cursor) -> None:
+        """Give a store made before full-text search existed its search table, filled."""
+        c.execute("SELECT to_regclass(?) IS NOT NULL AS found", (SEARCH_TABLE,))
+        if not c.fetchone()["found"]:
+            for statement in self.statements(LIVE):
+                c.execute(statement)
+            c.execute(backfill_statement(LIVE.message_history))
+
+    def search(
+        self,
+        c: Cursor,
+        query: str,
+        *,
+        session_id: str | None,
+        role: str | None,
+        active_only: bool,
+        limit: int,
+    ) -> list[SearchHit]:
+        return search(
+            c, query, session_id=session_id, role=role, active_only=active_only, limit=limit
+        )
 
 
 def websearch(query: str) -> str:

@@ -23,9 +23,12 @@ from ....application.storage import Backend, Failure, StoreConfig
 from ....domain.errors import StorageError
 from ....projections.projector import Projector
 from ..environment import shared_env
+from ..sql.search import NoSearch
+from ..sql.views import SQLTranscriptViews
 from . import erasure, files
+from .dialect import SQLiteDialect
 from .factory import Factory
-from .views import SQLiteTranscriptViews
+from .search import FTS5Index
 
 MEMORY_URL = "memory://"
 FILE_SCHEME = "sqlite:///"
@@ -92,13 +95,14 @@ class SQLiteBackend(Backend):
         if path is not None:
             files.check_store(path)
 
-    def open_views(
-        self, log: Application[UUID], projector: type[Projector]
-    ) -> SQLiteTranscriptViews:
-        views = SQLiteTranscriptViews(log.factory.datastore, mapper=log.mapper, projector=projector)
-        views.create_table()
-        assert isinstance(log.recorder, SQLiteApplicationRecorder)
-        erasure.ensure_fence(log.recorder)
+    def open_views(self, log: Application[UUID], projector: type[Projector]) -> SQLTranscriptViews:
+        recorder = log.recorder
+        assert isinstance(recorder, SQLiteApplicationRecorder)
+        dialect = SQLiteDialect(recorder.datastore, recorder.events_table_name)
+        search = NoSearch() if log.mapper.cipher is not None else FTS5Index()
+        views = SQLTranscriptViews(dialect, search, mapper=log.mapper, projector=projector)
+        views.create_tables()
+        erasure.ensure_fence(recorder)
         return views
 
     def replace_stream(self, log: Application[UUID], tombstone: StoredEvent) -> None:

@@ -24,6 +24,7 @@ from eventsourcing.application import Application
 from eventsourcing.persistence import OperationalError, StoredEvent
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteDatastore
 
+from .. import internals
 from .search import SEARCH_TABLE
 
 FENCE_TRIGGER = "{table}_version_fence"
@@ -59,7 +60,7 @@ def replace_stream(log: Application[UUID], tombstone: StoredEvent) -> None:
     recorder = log.recorder
     assert isinstance(recorder, SQLiteApplicationRecorder)
     with recorder.datastore.transaction(commit=True) as c:
-        recorder._insert_events(c, [tombstone])
+        internals.insert_in_transaction(recorder, c, [tombstone])
         c.execute(
             f"DELETE FROM {recorder.events_table_name} "
             "WHERE originator_id = ? AND originator_version < ?",

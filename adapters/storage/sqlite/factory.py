@@ -13,36 +13,10 @@ already; other builds do not).
 
 from __future__ import annotations
 
-import sqlite3
-
-from eventsourcing.persistence import InterfaceError
-from eventsourcing.sqlite import (
-    SQLITE3_DEFAULT_LOCK_TIMEOUT,
-    SQLiteConnection,
-    SQLiteConnectionPool,
-    SQLiteFactory,
-)
+from eventsourcing.sqlite import SQLiteFactory
 from eventsourcing.utils import Environment, EnvType
 
-STATEMENT_CACHE_SIZE = 256
-
-
-class CachingSQLiteConnectionPool(SQLiteConnectionPool):
-    def _create_connection(self) -> SQLiteConnection:
-        try:
-            connection = sqlite3.connect(
-                database=self.db_name,
-                uri=True,
-                check_same_thread=False,
-                isolation_level=None,  # the library issues BEGIN itself
-                cached_statements=STATEMENT_CACHE_SIZE,
-                timeout=self.lock_timeout or SQLITE3_DEFAULT_LOCK_TIMEOUT,
-            )
-        except (sqlite3.Error, TypeError) as error:
-            raise InterfaceError(error) from error
-        connection.row_factory = sqlite3.Row
-        connection.execute("PRAGMA secure_delete = ON")
-        return SQLiteConnection(sqlite_conn=connection, max_age=self.max_age)
+from ..internals import CachingSQLiteConnectionPool
 
 
 class Factory(SQLiteFactory):

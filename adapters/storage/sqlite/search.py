@@ -14,6 +14,9 @@ from typing import Any
 
 from ....domain.errors import InvalidSearchError
 from ....projections.views import SearchHit
+from ..sql.dialect import Cursor
+from ..sql.schema import LIVE, NEXT, Tables
+from ..sql.search import SearchIndex
 
 _TEXT = """
     COALESCE(CASE json_type({row}.message, '$.content')
@@ -61,6 +64,39 @@ def trigger_statements(history: str) -> list[str]:
 
 def drop_trigger_statements(history: str) -> list[str]:
     return [f"DROP TRIGGER IF EXISTS {history}_search_{action}" for action in ("insert", "delete")]
+
+
+class FTS5Index(SearchIndex):
+    """The FTS5 index of a set of view tables."""
+
+    def statements(self, tables: Tables) -> list[str]:
+        history = tables.message_history
+        return [*index_statements(history), *trigger_statements(history)]
+
+    def tables(self, tables: Tables) -> list[str]:
+        return [search_table(tables.message_history)]
+
+    def before_swap(self, c: Cursor) -> None:
+        for statement in drop_trigger_statements(NEXT.message_history):
+            c.execute(statement)
+
+    def after_swap(self, c: Cursor) -> None:
+        for statement in trigger_statements(LIVE.message_history):
+            c.execute(statement)
+
+    def search(
+        self,
+        c: Cursor,
+        query: str,
+        *,
+        session_id: str | None,
+        role: str | None,
+        active_only: bool,
+        limit: int,
+    ) -> list[SearchHit]:
+        return search(
+            c, query, session_id=session_id, role=role, active_only=active_only, limit=limit
+        )
 
 
 def search(

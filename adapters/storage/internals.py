@@ -1,0 +1,81 @@
+"""The eventsourcing library's internals this store relies on, all of them here.
+
+Everything else uses the library's public API. These are its non-public methods, relied on
+for what the public API does not offer: writing inside a transaction of the store's own
+(the views' tracked position with their rows; an erasure's tombstone with its deletions),
+an insert without the library's fixed-wait retry, and connections that keep prepared
+statements. They were checked against eventsourcing 9.5.6, and the version range in
+pyproject.toml (`>=9.5.6,<9.6`) admits only releases of that line: a newer line is taken
+after these have been checked against it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from eventsourcing.persistence import InterfaceError, StoredEvent, Tracking, TrackingRecorder
+from eventsourcing.sqlite import (
+    SQLITE3_DEFAULT_LOCK_TIMEOUT,
+    SQLiteApplicationRecorder,
+    SQLiteConnection,
+    SQLiteConnectionPool,
+)
+
+if TYPE_CHECKING:  # the postgres module needs the `postgres` extra
+    from eventsourcing.postgres import PostgresApplicationRecorder
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def tracked_position(tracker: TrackingRecorder, cursor: Any, name: str) -> int:
+    """The position `name` tracks, read in the cursor's transaction (0 if none)."""
+    return tracker._max_tracking_id(name, cursor) or 0  # type: ignore[attr-defined]
+
+
+def track(tracker: TrackingRecorder, cursor: Any, name: str, position: int) -> None:
+    """Record that `name` reflects the log up to `position`, in the cursor's transaction;
+    the library's IntegrityError if it reflects that position already."""
+    tracker._insert_tracking(cursor, Tracking(name, position))  # type: ignore[attr-defined]
+
+
+def insert_in_transaction(
+    recorder: SQLiteApplicationRecorder | PostgresApplicationRecorder,
+    cursor: Any,
+    events: Sequence[StoredEvent],
+) -> None:
+    """Insert events as the recorder's `insert_events` does, in the cursor's transaction
+    (on PostgreSQL with the table lock and the NOTIFY of every insert)."""
+    if isinstance(recorder, SQLiteApplicationRecorder):
+        recorder._insert_events(cursor, events)
+    else:
+        recorder._insert_stored_events(cursor, events)
+
+
+def without_retry(method: F) -> F:
+    """A recorder method without the library's retry decorator (fixed waits)."""
+    return method.__wrapped__  # type: ignore[attr-defined, no-any-return]
+
+
+class CachingSQLiteConnectionPool(SQLiteConnectionPool):
+    """The library's SQLite pool, whose connections keep `statements` prepared statements
+    (the library keeps one) and delete with `secure_delete` on."""
+
+    statements = 256
+
+    def _create_connection(self) -> SQLiteConnection:
+        try:
+            connection = sqlite3.connect(
+                database=self.db_name,
+                uri=True,
+                check_same_thread=False,
+                isolation_level=None,  # the library issues BEGIN itself
+                cached_statements=self.statements,
+                timeout=self.lock_timeout or SQLITE3_DEFAULT_LOCK_TIMEOUT,
+            )
+        except (sqlite3.Error, TypeError) as error:
+            raise InterfaceError(error) from error
+        connection.row_factory = sqlite3.Row
+        connection.execute("PRAGMA secure_delete = ON")
+        return SQLiteConnection(sqlite_conn=connection, max_age=self.max_age)

@@ -1,0 +1,171 @@
+"""The views' SQL on PostgreSQL: the same tables and columns as on SQLite, beside the log.
+
+The log is the library's `transcripts_events` (positions are `notification_id`s), tracked
+positions are in the library's `transcripts_tracking`.
+
+- A view transaction takes a transaction-level advisory lock first (keyed by the events
+  table), so that one process at a time projects, and commits with
+  `synchronous_commit = off`: the views are derived data, and a crash can only lose their
+  tail together with its tracked position, which the next catch-up projects again.
+- Queries read in one `REPEATABLE READ` snapshot: the log head, the tracked position and
+  every row of a query come from the same moment.
+- Columns: text ids sorted by their bytes (`COLLATE "C"`, as SQLite sorts), `json` messages
+  (kept exactly as written: key order, and `\\u0000` escapes `jsonb` would refuse),
+  `timestamptz` times, `boolean` flags, `bigint` numbers.
+- A rebuild's swapped-in tables get their constraints' live names back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any
+
+import orjson
+import psycopg
+from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
+from psycopg.adapt import Loader
+
+from ..sql.dialect import Dialect
+from ..sql.schema import REBUILD_SUFFIX, ColumnTypes
+
+POSTGRES_COLUMNS = ColumnTypes(
+    text='TEXT COLLATE "C"',
+    long_text="TEXT",
+    integer="BIGINT",
+    boolean="BOOLEAN",
+    json="JSON",
+    time="TIMESTAMPTZ",
+)
+
+
+def advisory_key(purpose: str, table: str) -> int:
+    """A stable 64-bit advisory lock key for one purpose on one store's tables."""
+    digest = hashlib.blake2b(f"transcripts:{purpose}:{table}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+class _OrjsonLoader(Loader):
+    """Reads `json` columns with orjson (psycopg's default is the json module)."""
+
+    def load(self, data: Any) -> Any:
+        return orjson.loads(data)
+
+
+@lru_cache(maxsize=512)
+def _pyformat(query: str) -> str:
+    return query.replace("?", "%s")
+
+
+class QmarkCursor:
+    """A psycopg cursor that takes the `?` placeholders the dialect-neutral SQL is written
+    with. Queries of other types (the library's composed SQL) pass through unchanged."""
+
+    __slots__ = ("cursor",)
+
+    def __init__(self, cursor: psycopg.Cursor[Any]) -> None:
+        self.cursor = cursor
+
+    def execute(self, query: Any, params: Any = None, **kwargs: Any) -> QmarkCursor:
+        self.cursor.execute(_pyformat(query) if isinstance(query, str) else query, params, **kwargs)
+        return self
+
+    def executemany(self, query: str, params: Sequence[Sequence[Any]]) -> None:
+        self.cursor.executemany(_pyformat(query), params)
+
+    def fetchone(self) -> Any:
+        return self.cursor.fetchone()
+
+    def fetchall(self) -> list[Any]:
+        return self.cursor.fetchall()
+
+
+class PostgresDialect(Dialect):
+    columns = POSTGRES_COLUMNS
+    position = "notification_id"
+    ciphertext_as_text = True
+
+    def __init__(
+        self, datastore: PostgresDatastore, events_table: str, tracking_table: str
+    ) -> None:
+        tracker = PostgresTrackingRecorder(datastore, tracking_table_name=tracking_table)
+        super().__init__(events_table, tracker, tracking_table)
+        self.datastore = datastore
+        lock_ms = max(1, datastore.lock_timeout) * 1000
+        self._write_lock = (
+            "SET LOCAL synchronous_commit = off; "
+            f"SET LOCAL lock_timeout = '{lock_ms}ms'; "
+            f"SELECT pg_advisory_xact_lock({advisory_key('views', events_table)})"
+        )
+
+    @contextmanager
+    def reading(self, *, snapshot: bool = True) -> Iterator[QmarkCursor]:
+        if not snapshot:  # autocommit: each statement reads the latest committed state
+            with self.datastore.get_connection() as connection, connection.cursor() as cursor:
+                cursor.adapters.register_loader("json", _OrjsonLoader)
+                yield QmarkCursor(cursor)
+            return
+        with self.datastore.transaction(commit=False) as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            cursor.adapters.register_loader("json", _OrjsonLoader)
+            yield QmarkCursor(cursor)
+
+    @contextmanager
+    def writing(self, *, rebuilding: bool = False) -> Iterator[QmarkCursor]:
+        with self.datastore.transaction(commit=True) as cursor:
+            cursor.execute(self._write_lock)
+            cursor.adapters.register_loader("json", _OrjsonLoader)
+            yield QmarkCursor(cursor)
+
+    def create_tables(self, statements: Sequence[str]) -> None:
+        self.tracker.create_table()
+        with self.writing() as c:
+            for statement in statements:
+                c.execute(statement)
+
+    def table_exists(self, c: QmarkCursor, name: str) -> bool:
+        c.execute("SELECT to_regclass(?) IS NOT NULL AS found", (self._qualified(name),))
+        return bool(c.fetchone()["found"])
+
+    def user_indexes(self, c: QmarkCursor, tables: Sequence[str]) -> list[str]:
+        c.execute(
+            "SELECT pg_get_indexdef(i.indexrelid) AS statement FROM pg_index i "
+            "JOIN pg_class t ON t.oid = i.indrelid "
+            "JOIN pg_namespace n ON n.oid = t.relnamespace "
+            "WHERE n.nspname = ? AND t.relname = ANY(?) "
+            "AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)",
+            (self.datastore.schema, list(tables)),
+        )
+        return [row["statement"] for row in c.fetchall()]
+
+    def swap_table(self, c: QmarkCursor, live: str, rebuilt: str) -> None:
+        super().swap_table(c, live, rebuilt)
+        # The constraints (and their indexes) keep the names they were created with
+        # (`active_messages__next_pkey`): give them the live table's names again.
+        c.execute(
+            "SELECT conname FROM pg_constraint WHERE conrelid = to_regclass(?)",
+            (self._qualified(live),),
+        )
+        for row in c.fetchall():
+            name = row["conname"]
+            if REBUILD_SUFFIX in name:
+                renamed = name.replace(REBUILD_SUFFIX, "", 1)
+                c.execute(f'ALTER TABLE {live} RENAME CONSTRAINT "{name}" TO "{renamed}"')
+
+    def load_json(self, value: Any) -> Any:
+        return value  # already decoded by the cursor's loader
+
+    def load_time(self, value: datetime) -> datetime:
+        return value.astimezone(UTC)
+
+    def time_param(self, value: datetime) -> datetime:
+        return value
+
+    def bool_param(self, value: bool) -> Any:
+        return bool(value)
+
+    def _qualified(self, name: str) -> str:
+        return f'"{self.datastore.schema}"."{name}"'

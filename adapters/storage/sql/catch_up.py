@@ -1,0 +1,221 @@
+"""Keeping view tables up to date with the log, exactly once.
+
+A batch of log entries is projected (`Projector`) and written in one transaction together
+with the tracked log position (the library's tracking table), and re-offering a tracked
+position fails and rolls back: every entry is projected once, whoever projects it. An entry
+the views cannot take is quarantined on its own, so the rest of its batch lands.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import Mapper, StoredEvent
+
+from ....projections.projector import LogEntry, Projector, ViewState
+from ....projections.rows import ActiveRow, QuarantineRow, SessionRow, ViewChanges
+from ....projections.views import Progress
+from .dialect import Cursor, Dialect
+from .rows import RowReader
+from .schema import LIVE, NEXT, Tables
+from .writing import ChangeWriter
+
+TRACKING_NAME = "transcripts"  # the live views' tracked position
+BATCH_SIZE = 1000
+POLL_INTERVAL = 0.2  # seconds between polls of the log head where the database cannot notify
+
+Followed = Callable[[int], None]  # on_batch(events projected)
+
+
+@lru_cache(maxsize=4096)
+def _uuid(text: str) -> UUID:
+    return UUID(text)
+
+
+class _CursorState(ViewState):
+    """What the projector reads, inside the transaction that will write its changes."""
+
+    def __init__(self, rows: RowReader, cursor: Cursor, tables: Tables) -> None:
+        self.rows = rows
+        self.cursor = cursor
+        self.tables = tables
+
+    def load_session(self, transcript_id: str) -> SessionRow | None:
+        self.cursor.execute(
+            f"SELECT * FROM {self.tables.sessions} WHERE transcript_id = ?", (transcript_id,)
+        )
+        row = self.cursor.fetchone()
+        return self.rows.session(row) if row is not None else None
+
+    def load_active(self, session_id: str) -> list[ActiveRow]:
+        self.cursor.execute(
+            f"SELECT * FROM {self.tables.active_messages} WHERE session_id = ? ORDER BY position",
+            (session_id,),
+        )
+        return [self.rows.active(row) for row in self.cursor.fetchall()]
+
+
+class CatchUp:
+    """Projects the log into view tables, a batch per transaction."""
+
+    def __init__(
+        self,
+        dialect: Dialect,
+        rows: RowReader,
+        writer: ChangeWriter,
+        mapper: Mapper[UUID],
+        projector: type[Projector],
+    ) -> None:
+        self.dialect = dialect
+        self.rows = rows
+        self.writer = writer
+        self.mapper = mapper
+        self.projector = projector
+        position, events = dialect.position, dialect.events_table
+        self._select = (
+            f"SELECT {position} AS position, originator_id, originator_version, topic, state "
+            f"FROM {events} WHERE {position} > ? ORDER BY {position} LIMIT ?"
+        )
+        self._head = f"SELECT MAX({position}) AS head FROM {events}"
+        self._current = (  # in one statement, so that it reads one moment
+            f"SELECT COALESCE((SELECT MAX({position}) FROM {events}), 0) <= COALESCE(("
+            f"SELECT MAX(notification_id) FROM {dialect.tracking_table} "
+            "WHERE application_name = ?), 0) AS current"
+        )
+
+    def head(self, c: Cursor) -> int:
+        """The log's last position."""
+        c.execute(self._head)
+        return c.fetchone()["head"] or 0
+
+    def is_current(self, c: Cursor) -> bool:
+        """Whether the live views reflect the whole log."""
+        c.execute(self._current, (TRACKING_NAME,))
+        return bool(c.fetchone()["current"])
+
+    def run(
+        self,
+        tables: Tables = LIVE,
+        tracking_name: str = TRACKING_NAME,
+        progress: Progress | None = None,
+    ) -> int:
+        """Project every entry `tables` have not seen; return how many."""
+        done = 0
+        with self.dialect.reading() as c:
+            total = self.head(c) - self.dialect.tracked(c, tracking_name)
+        while True:
+            with self.dialect.writing(rebuilding=tables is NEXT) as c:
+                count = self.batch(c, tables, tracking_name)
+            if not count:
+                return done
+            done += count
+            if progress is not None:
+                progress(min(done, total), max(total, done))
+
+    def next_batch(self) -> int:
+        """Project the next batch of the log into the live views, in one transaction."""
+        with self.dialect.writing() as c:
+            return self.batch(c, LIVE, TRACKING_NAME)
+
+    def batch(self, c: Cursor, tables: Tables, tracking_name: str) -> int:
+        """Project the entries after the tracked position into `tables`; return how many."""
+        c.execute(self._select, (self.dialect.tracked(c, tracking_name), BATCH_SIZE))
+        entries = [
+            self.entry(
+                row["position"],
+                row["originator_id"],
+                row["originator_version"],
+                row["topic"],
+                row["state"],
+            )
+            for row in c.fetchall()
+        ]
+        if entries:
+            self.project(c, tables, tracking_name, entries)
+        return len(entries)
+
+    def project(
+        self, c: Cursor, tables: Tables, tracking_name: str, entries: list[LogEntry]
+    ) -> None:
+        """Write what `entries` do to `tables`, and track the last one's position."""
+        c.execute("SAVEPOINT batch")
+        try:
+            self.writer.write(c, tables, self._projected(c, tables, entries))
+        except Exception:
+            c.execute("ROLLBACK TO SAVEPOINT batch")
+            for entry in entries:  # one by one, to quarantine exactly the entries at fault
+                self._project_alone(c, tables, entry)
+        c.execute("RELEASE SAVEPOINT batch")
+        self.dialect.track(c, tracking_name, entries[-1].position)
+
+    def entry(
+        self, position: int, originator_id: Any, version: int, topic: str, state: Any
+    ) -> LogEntry:
+        """A stored event at its log position, decoded (or why it cannot be)."""
+        # The transcript id as SQLite stores it (hex); PostgreSQL gives a UUID.
+        name = originator_id.hex if isinstance(originator_id, UUID) else str(originator_id)
+        try:
+            stored = StoredEvent(_uuid(name), version, topic, bytes(state))
+        except (TypeError, ValueError) as fault:
+            return LogEntry(
+                position, name, version, topic, undecodable=f"bad originator id: {fault}"
+            )
+        try:
+            event = self.mapper.to_domain_event(stored)
+        except Exception as fault:
+            reason = f"{type(fault).__name__}: {fault}"
+            return LogEntry(position, name, version, topic, undecodable=reason)
+        return LogEntry(position, name, version, topic, event)
+
+    def poll(self, stop: threading.Event, on_batch: Followed | None = None) -> int:
+        """Project new entries until `stop` is set, polling the log head (a read) where the
+        database cannot notify; return how many were projected."""
+        done = 0
+        while not stop.is_set():
+            with self.dialect.reading() as c:
+                behind = not self.is_current(c)
+            if not behind:
+                stop.wait(POLL_INTERVAL)
+                continue
+            count = self.next_batch()
+            done += count
+            if count and on_batch is not None:
+                on_batch(count)
+        return done
+
+    def _projected(self, c: Cursor, tables: Tables, entries: list[LogEntry]) -> ViewChanges:
+        return self.projector(_CursorState(self.rows, c, tables)).project(entries)
+
+    def _project_alone(self, c: Cursor, tables: Tables, entry: LogEntry) -> None:
+        c.execute("SAVEPOINT entry")
+        try:
+            self.writer.write(c, tables, self._projected(c, tables, [entry]))
+        except Exception as fault:
+            c.execute("ROLLBACK TO SAVEPOINT entry")
+            reason = f"the views could not take it: {type(fault).__name__}: {fault}"
+            session = _CursorState(self.rows, c, tables).load_session(entry.transcript_id)
+            self.writer.quarantine(
+                c,
+                tables,
+                [
+                    QuarantineRow(
+                        entry.position,
+                        entry.transcript_id,
+                        session.session_id if session else None,
+                        entry.version,
+                        entry.topic,
+                        reason,
+                    )
+                ],
+            )
+            if session is not None:
+                c.execute(
+                    f"UPDATE {tables.sessions} SET quarantined = quarantined + 1 "
+                    "WHERE session_id = ?",
+                    (session.session_id,),
+                )
+        c.execute("RELEASE SAVEPOINT entry")

@@ -1,0 +1,83 @@
+"""What a SQL database gives the dialect-neutral views: transactions, types, catalog, tracking.
+
+The views' SQL is written once, with `?` placeholders and every column it reads named; a
+`Dialect` runs it: it opens read and write transactions (a write transaction holds the
+views' write lock from its start, so two never project at once), converts values to and
+from the database's types, answers questions about its catalog, and keeps the views'
+tracked log positions in the library's tracking table.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any
+
+from eventsourcing.persistence import TrackingRecorder
+
+from .. import internals
+from .schema import ColumnTypes
+
+Cursor = Any  # a DB-API cursor that takes `?` placeholders and whose rows are read by name
+
+
+class Dialect(ABC):
+    """One SQL database's way of running the views' SQL."""
+
+    columns: ColumnTypes
+    position: str  # the log position column of the events table
+    ciphertext_as_text: bool  # whether content columns take ciphertext as text (base64)
+
+    def __init__(self, events_table: str, tracker: TrackingRecorder, tracking_table: str) -> None:
+        self.events_table = events_table  # the library's table of stored events
+        self.tracker = tracker  # the library's tracking recorder of the views
+        self.tracking_table = tracking_table  # and its table
+
+    @abstractmethod
+    def reading(self, *, snapshot: bool = True) -> AbstractContextManager[Cursor]:
+        """A cursor to read with: in a read-only transaction that sees one consistent state
+        of the database, or (`snapshot=False`, cheaper) each statement on its own."""
+
+    @abstractmethod
+    def writing(self, *, rebuilding: bool = False) -> AbstractContextManager[Cursor]:
+        """A view transaction, holding the views' write lock from its start, committed at
+        the end. `rebuilding`: one of a rebuild's bulk transactions (which may be tuned)."""
+
+    @abstractmethod
+    def create_tables(self, statements: Sequence[str]) -> None:
+        """Create the tracking table and run the views' CREATE statements."""
+
+    @abstractmethod
+    def table_exists(self, c: Cursor, name: str) -> bool: ...
+
+    @abstractmethod
+    def user_indexes(self, c: Cursor, tables: Sequence[str]) -> list[str]:
+        """The statements creating the indexes users made on `tables` (not the schema's)."""
+
+    def swap_table(self, c: Cursor, live: str, rebuilt: str) -> None:
+        """Put a rebuilt table in the place of the live one."""
+        c.execute(f"DROP TABLE {live}")
+        c.execute(f"ALTER TABLE {rebuilt} RENAME TO {live}")
+
+    @abstractmethod
+    def load_json(self, value: Any) -> Any: ...
+
+    @abstractmethod
+    def load_time(self, value: Any) -> datetime: ...
+
+    @abstractmethod
+    def time_param(self, value: datetime) -> Any: ...
+
+    @abstractmethod
+    def bool_param(self, value: bool) -> Any: ...
+
+    def tracked(self, c: Cursor, name: str) -> int:
+        """The last log position the views tracked under `name` reflect (0: none)."""
+        return internals.tracked_position(self.tracker, c, name)
+
+    def track(self, c: Cursor, name: str, position: int) -> None:
+        """Record, in the transaction of the rows it reflects, that `name` is at `position`
+        (the library's IntegrityError if it is there already: exactly once)."""
+        internals.track(self.tracker, c, name, position)

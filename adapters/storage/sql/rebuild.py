@@ -1,0 +1,133 @@
+"""Rebuilding the views from the log: on demand, and on opening when their versions differ.
+
+A rebuild replays the whole log into fresh tables (`…__next`, with their search index) while
+writers and readers go on with the live ones, then, holding the views' write lock, projects
+the last entries and swaps the rebuilt tables in, in one transaction: readers see the old
+views until the new ones are complete. Indexes users made on the live tables are made again
+on the new ones. Two rebuilds at once both end: the second finds the first's swap done.
+
+Opening a store checks, in one transaction, that the cipher key can read it (the
+`store_settings` row) and that the views were built with the projector's view versions;
+views built with other versions are rebuilt.
+"""
+
+from __future__ import annotations
+
+from eventsourcing.persistence import PersistenceError
+
+from ....projections.projector import Projector
+from ....projections.views import Progress
+from ..sealing import ENCRYPTION_SETTING, SETTINGS_TABLE, ContentColumns, check_setting
+from ..sealing import content_columns as plain_columns
+from .catch_up import TRACKING_NAME, CatchUp
+from .dialect import Cursor, Dialect
+from .schema import LIVE, NEXT, VERSIONS_TABLE
+from .search import SearchIndex
+from .writing import ChangeWriter
+
+REBUILD_TRACKING_NAME = "transcripts~rebuild"
+
+
+class Rebuild:
+    def __init__(
+        self,
+        dialect: Dialect,
+        search: SearchIndex,
+        catch_up: CatchUp,
+        writer: ChangeWriter,
+        projector: type[Projector],
+    ) -> None:
+        self.dialect = dialect
+        self.search = search
+        self.catch_up = catch_up
+        self.writer = writer
+        self.projector = projector
+
+    def run(self, progress: Progress | None = None) -> int:
+        """Replay the whole log into fresh tables and swap them in; return the entries."""
+        with self.dialect.writing(rebuilding=True) as c:
+            for table in [*NEXT.names(), *self.search.tables(NEXT)]:
+                c.execute(f"DROP TABLE IF EXISTS {table}")
+            for statement in [
+                *self.dialect.columns.create_statements(NEXT),
+                *self.search.statements(NEXT),
+            ]:
+                c.execute(statement)
+            c.execute(
+                f"DELETE FROM {self.dialect.tracking_table} WHERE application_name = ?",
+                (REBUILD_TRACKING_NAME,),
+            )
+        try:
+            done = self.catch_up.run(NEXT, REBUILD_TRACKING_NAME, progress)
+            with self.dialect.writing(rebuilding=True) as c:  # writers wait: the rest, the swap
+                done += self._swap_in(c)
+        except PersistenceError:
+            if self._rebuilt_by_another():
+                return 0
+            raise
+        return done
+
+    def ensure_current(self, content: ContentColumns) -> None:
+        """Refuse a key that cannot read the store; rebuild views of other versions."""
+        with self.dialect.writing() as c:
+            self._check_encryption(c, content)
+            self.search.upgrade(c)
+            if self._versions(c) == self.projector.VERSIONS:
+                return
+            if not self._has_events(c):  # a new store: nothing to rebuild
+                self.writer.versions(c, self.projector.VERSIONS)
+                return
+        self.run()
+
+    def _swap_in(self, c: Cursor) -> int:
+        done = 0
+        while count := self.catch_up.batch(c, NEXT, REBUILD_TRACKING_NAME):
+            done += count
+        position = self.dialect.tracked(c, REBUILD_TRACKING_NAME)
+        user_indexes = self.dialect.user_indexes(c, LIVE.names())  # made again on the new tables
+        self.search.before_swap(c)
+        live_tables = [*LIVE.names(), *self.search.tables(LIVE)]
+        rebuilt_tables = [*NEXT.names(), *self.search.tables(NEXT)]
+        for live, rebuilt in zip(live_tables, rebuilt_tables, strict=True):
+            self.dialect.swap_table(c, live, rebuilt)
+        self.search.after_swap(c)
+        for statement in user_indexes:
+            c.execute(statement)
+        c.execute(
+            f"DELETE FROM {self.dialect.tracking_table} WHERE application_name IN (?, ?)",
+            (TRACKING_NAME, REBUILD_TRACKING_NAME),
+        )
+        if position:
+            self.dialect.track(c, TRACKING_NAME, position)
+        self.writer.versions(c, self.projector.VERSIONS)
+        return done
+
+    def _rebuilt_by_another(self) -> bool:
+        """Whether a concurrent rebuild swapped its tables in (and took ours with it)."""
+        with self.dialect.reading() as c:
+            return (
+                not self.dialect.table_exists(c, NEXT.sessions)
+                and self._versions(c) == self.projector.VERSIONS
+            )
+
+    def _check_encryption(self, c: Cursor, content: ContentColumns) -> None:
+        """Record whether a new store is encrypted; refuse a key that cannot read this one."""
+        c.execute(f"SELECT value FROM {SETTINGS_TABLE} WHERE name = ?", (ENCRYPTION_SETTING,))
+        row = c.fetchone()
+        if row is not None:
+            check_setting(content, row["value"])
+            return
+        if self._has_events(c):  # made before stores recorded it: not encrypted
+            check_setting(content, plain_columns(None).setting())
+        c.execute(
+            f"INSERT INTO {SETTINGS_TABLE} VALUES (?, ?)", (ENCRYPTION_SETTING, content.setting())
+        )
+
+    def _has_events(self, c: Cursor) -> bool:
+        c.execute(f"SELECT 1 AS found FROM {self.dialect.events_table} LIMIT 1")
+        return c.fetchone() is not None
+
+    @staticmethod
+    def _versions(c: Cursor) -> dict[str, int]:
+        c.execute(f"SELECT view, version FROM {VERSIONS_TABLE}")
+        return {row["view"]: row["version"] for row in c.fetchall()}

@@ -1,0 +1,136 @@
+"""Writing what a batch of events did to the views (`ViewChanges`) into a set of view tables.
+
+Rows are inserted and updated in bulk (`executemany`), content columns sealed on an
+encrypted store. An erased session's rows go first: the batch holds no other row of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import orjson
+
+from ....projections.rows import ActiveRow, QuarantineRow, ViewChanges
+from ..sealing import ContentColumns
+from .dialect import Cursor, Dialect
+from .schema import VERSIONS_TABLE, Tables
+
+
+def _json(value: object) -> str:
+    return orjson.dumps(value).decode()
+
+
+class ChangeWriter:
+    def __init__(self, dialect: Dialect, content: ContentColumns) -> None:
+        self.dialect = dialect
+        self.content = content
+
+    def write(self, c: Cursor, tables: Tables, changes: ViewChanges) -> None:
+        """Everything one batch did to the views."""
+        time, flag, content = self.dialect.time_param, self.dialect.bool_param, self.content
+        for transcript in changes.erased:  # first: the batch holds no other row of theirs
+            self._erase_rows(c, tables, changes.sessions[transcript].session_id, transcript)
+        if changes.history_inserts:
+            c.executemany(
+                f"INSERT INTO {tables.message_history} VALUES (?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (h.session_id, h.seq, h.message_id, h.role, content.json(h.message),
+                     flag(h.active), h.superseded_by, h.added_by, time(h.appended_at),
+                     h.appended_version)
+                    for h in changes.history_inserts.values()
+                ],
+            )  # fmt: skip
+        if changes.superseded:
+            c.executemany(
+                f"UPDATE {tables.message_history} SET active = ?, superseded_by = ? "
+                "WHERE session_id = ? AND message_id = ?",
+                [(flag(False), *superseded) for superseded in changes.superseded],
+            )
+        for session_id, rows in changes.active_rewrites.items():
+            c.execute(f"DELETE FROM {tables.active_messages} WHERE session_id = ?", (session_id,))
+            self._insert_active(c, tables, rows)
+        self._insert_active(c, tables, changes.active_appends)
+        if changes.attempts:
+            c.executemany(
+                f"INSERT INTO {tables.compaction_attempts} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (a.compaction_id, a.session_id, a.version, a.status,
+                     content.text(a.reason), a.failure, content.text(a.error),
+                     a.based_on_version, a.superseded_count, a.added_count,
+                     _json(a.superseded_ids), _json(a.added_ids), a.tokens_before,
+                     a.tokens_after, time(a.at))
+                    for a in changes.attempts
+                ],
+            )  # fmt: skip
+        started = [s for t, s in changes.sessions.items() if t in changes.started]
+        if started:
+            c.executemany(
+                f"INSERT INTO {tables.sessions} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (s.session_id, s.transcript_id, s.source, s.model, s.parent_id,
+                     content.json(s.metadata), time(s.started_at), time(s.last_event_at),
+                     s.version, s.message_count, s.active_count, s.compactions_committed,
+                     s.compactions_failed, s.quarantined,
+                     None if s.erased_at is None else time(s.erased_at))
+                    for s in started
+                ],
+            )  # fmt: skip
+        updated = [s for t, s in changes.sessions.items() if t not in changes.started]
+        if updated:
+            c.executemany(
+                f"UPDATE {tables.sessions} SET last_event_at = ?, version = ?, message_count = ?, "
+                "active_count = ?, compactions_committed = ?, compactions_failed = ?, "
+                "quarantined = ? WHERE session_id = ?",
+                [
+                    (time(s.last_event_at), s.version, s.message_count, s.active_count,
+                     s.compactions_committed, s.compactions_failed, s.quarantined, s.session_id)
+                    for s in updated
+                ],
+            )  # fmt: skip
+        erased = [s for s in updated if s.transcript_id in changes.erased]
+        if erased:
+            c.executemany(
+                f"UPDATE {tables.sessions} SET source = ?, model = ?, parent_id = NULL, "
+                "metadata = ?, started_at = ?, erased_at = ? WHERE session_id = ?",
+                [
+                    (s.source, s.model, content.json(s.metadata), time(s.started_at),
+                     time(s.erased_at), s.session_id)
+                    for s in erased
+                    if s.erased_at is not None
+                ],
+            )  # fmt: skip
+        self.quarantine(c, tables, changes.quarantine)
+
+    @staticmethod
+    def _erase_rows(c: Cursor, tables: Tables, session_id: str, transcript_id: str) -> None:
+        """Delete an erased session's rows from every view but `sessions`."""
+        for table in (tables.active_messages, tables.message_history, tables.compaction_attempts):
+            c.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+        c.execute(
+            f"DELETE FROM {tables.quarantined_events} WHERE transcript_id = ?", (transcript_id,)
+        )
+
+    def _insert_active(self, c: Cursor, tables: Tables, rows: Sequence[ActiveRow]) -> None:
+        if rows:
+            seal = self.content.json
+            c.executemany(
+                f"INSERT INTO {tables.active_messages} VALUES (?,?,?,?,?)",
+                [(a.session_id, a.position, a.message_id, a.role, seal(a.message)) for a in rows],
+            )
+
+    @staticmethod
+    def quarantine(c: Cursor, tables: Tables, rows: Sequence[QuarantineRow]) -> None:
+        if rows:
+            c.executemany(
+                f"INSERT INTO {tables.quarantined_events} VALUES (?,?,?,?,?,?)",
+                [
+                    (q.position, q.transcript_id, q.session_id, q.version, q.topic, q.reason)
+                    for q in rows
+                ],
+            )
+
+    @staticmethod
+    def versions(c: Cursor, versions: Mapping[str, int]) -> None:
+        """Record the view versions the tables were built with."""
+        c.execute(f"DELETE FROM {VERSIONS_TABLE}")
+        c.executemany(f"INSERT INTO {VERSIONS_TABLE} VALUES (?, ?)", list(versions.items()))
