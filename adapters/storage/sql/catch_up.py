@@ -156,7 +156,7 @@ class CatchUp:
         self, position: int, originator_id: Any, version: int, topic: str, state: Any
     ) -> LogEntry:
         """A stored event at its log position, decoded (or why it cannot be)."""
-        # The transcript id as SQLite stores it (hex); PostgreSQL gives a UUID.
+        # The transcript id as a backend stores it: hex text, or a UUID.
         name = originator_id.hex if isinstance(originator_id, UUID) else str(originator_id)
         try:
             stored = StoredEvent(_uuid(name), version, topic, bytes(state))
