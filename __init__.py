@@ -8,25 +8,43 @@ with TranscriptStore.open("sqlite:///transcripts.db") as store:
 """
 
 from .application.results import CompactionAttempt, CompactionResult, Erasure
+from .application.storage import StoreConfig
 from .application.store import TranscriptStore
+from .application.stored_log import LogRecord, StoredLog
 from .domain.errors import (
+    EncryptionKeyError,
     InvalidMessageError,
+    InvalidSearchError,
     MessageConflictError,
+    MessageNotFoundError,
+    NotAStoreError,
     SessionErasedError,
     SessionNotFoundError,
     StorageError,
     TranscriptError,
 )
+from .projections.verify import Problem, VerifyReport
+from .projections.views import ViewStatus
 
 __all__ = [
     "CompactionAttempt",
     "CompactionResult",
+    "EncryptionKeyError",
     "Erasure",
     "InvalidMessageError",
+    "InvalidSearchError",
+    "LogRecord",
     "MessageConflictError",
+    "MessageNotFoundError",
+    "NotAStoreError",
+    "Problem",
     "SessionErasedError",
     "SessionNotFoundError",
     "StorageError",
+    "StoreConfig",
+    "StoredLog",
     "TranscriptError",
     "TranscriptStore",
+    "VerifyReport",
+    "ViewStatus",
 ]

@@ -1,10 +1,14 @@
-"""Values the store hands back for compactions and erasures."""
+"""What the store hands back: compaction attempts and results, erasures, and the entries of
+its queries."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+from ..domain.transcript import Transcript
+from ..projections.rows import AttemptRow, HistoryRow
 
 
 @dataclass(frozen=True)
@@ -48,3 +52,76 @@ class Erasure:
     compactions_failed: int
     events: int  # events deleted
     already_erased: bool = False
+
+    @classmethod
+    def of(cls, tombstone: Transcript.Erased, *, already_erased: bool) -> Erasure:
+        """What a session's tombstone records."""
+        return cls(
+            session_id=tombstone.session_id,
+            started_at=tombstone.started_at,
+            erased_at=tombstone.timestamp,
+            messages=tombstone.messages,
+            compactions_committed=tombstone.compactions_committed,
+            compactions_failed=tombstone.compactions_failed,
+            events=tombstone.originator_version - 1,
+            already_erased=already_erased,
+        )
+
+
+# -- the entries queries return ---------------------------------------------------------------
+
+_EVENT_HEADER = frozenset({"originator_id", "originator_version", "timestamp", "originator_topic"})
+
+
+def history_entry(row: HistoryRow) -> dict[str, Any]:
+    """An entry of `TranscriptStore.history()`."""
+    return {
+        "id": row.message_id,
+        "active": row.active,
+        "superseded_by": row.superseded_by,
+        "added_by": row.added_by,
+        "message": row.message,
+    }
+
+
+def event_entry(event: Transcript.Event) -> dict[str, Any]:
+    """An entry of `TranscriptStore.events()`: the event's version, type, time and data."""
+    return {
+        "version": event.originator_version,
+        "type": type(event).__name__,
+        "at": event.timestamp,
+        "data": {key: value for key, value in vars(event).items() if key not in _EVENT_HEADER},
+    }
+
+
+def explanation(
+    row: HistoryRow,
+    adding: AttemptRow | None,
+    superseding: AttemptRow | None,
+    position: int | None,
+) -> dict[str, Any]:
+    """What `TranscriptStore.explain()` says of a message: who added it (its append, or the
+    compaction whose summary it is), where it is in the context, who superseded it."""
+    return {
+        "session_id": row.session_id,
+        "message_id": row.message_id,
+        "role": row.role,
+        "added": {
+            "event": "CompactionCommitted" if adding else "MessageAppended",
+            "version": row.appended_version,
+            "at": row.appended_at,
+            "compaction_id": row.added_by,
+            "reason": adding.reason if adding else None,
+        },
+        "active": row.active,
+        "position": position,
+        "superseded": None
+        if superseding is None
+        else {
+            "compaction_id": superseding.compaction_id,
+            "version": superseding.version,
+            "at": superseding.at,
+            "reason": superseding.reason,
+        },
+        "message": row.message,
+    }

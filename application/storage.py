@@ -63,6 +63,10 @@ class Location(Protocol):
     def identity(self) -> Hashable:
         """Equal for two locations of the same store."""
 
+    @property
+    def persistent(self) -> bool:
+        """Whether the store outlives the process (memory:// does not)."""
+
 
 @dataclass(frozen=True)
 class StoreConfig:

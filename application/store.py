@@ -1,24 +1,24 @@
 """`TranscriptStore`: the service layer users call.
 
-Commands run on the Transcript aggregate through the write side (`log.TranscriptLog`: one
-transaction per call, retried under contention). Queries read the views projected from the
-log (cost O(result)); time travel and verification fold the log itself. `forget` erases a
-session: its stream becomes one tombstone event, and every query but `sessions` and `events`
-raises `SessionErasedError` for it.
+Commands run on the Transcript aggregate through the write side (`event_log.TranscriptLog`:
+one transaction per call, retried under contention); compactions follow the workflow of
+`compaction`. Queries read the views projected from the log (cost O(result)); time travel
+and verification fold the log itself. `forget` erases a session: its stream becomes one
+tombstone event, and every query but `sessions` and `events` raises `SessionErasedError`
+for it.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import asdict
 from typing import Any, TypeVar
-from uuid import uuid4
 
 from eventsourcing.persistence import PersistenceError
 
-from ..domain.compaction import STORAGE_ERROR, SUMMARIZE_ERROR, CompactionRejected, would_supersede
+from ..domain.compaction import SUMMARIZE_ERROR
 from ..domain.errors import (
     MessageNotFoundError,
     SessionErasedError,
@@ -26,21 +26,28 @@ from ..domain.errors import (
     StorageError,
     TranscriptError,
 )
-from ..domain.messages import Message, as_message_list, safe_text
+from ..domain.messages import Message, as_message_list
 from ..domain.transcript import Transcript
 from ..projections.fold import SessionFold
 from ..projections.projector import Projector
 from ..projections.rows import SessionRow
-from ..projections.verify import VerifyReport, compare_session, quarantine_problems
+from ..projections.verify import VerifyReport
 from ..projections.views import Progress, TranscriptViews, ViewStatus
+from . import maintenance
+from .compaction import Compactions, Summarize
 from .event_log import UNREADABLE, TranscriptLog, corrupt_session
-from .results import CompactionAttempt, CompactionResult, Erasure
+from .results import (
+    CompactionAttempt,
+    CompactionResult,
+    Erasure,
+    event_entry,
+    explanation,
+    history_entry,
+)
 from .storage import StoreConfig
+from .stored_log import StoredLog
 
 T = TypeVar("T")
-Summarize = Callable[[list[Message]], Sequence[object]]
-
-_FAILURE_CODE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 class TranscriptStore:
@@ -62,6 +69,7 @@ class TranscriptStore:
                 raise
         except PersistenceError as error:
             raise StorageError(f"cannot open {config.url}: {error}") from error
+        self._compactions = Compactions(self._log, self, self.active)
 
     @classmethod
     def open(
@@ -90,6 +98,11 @@ class TranscriptStore:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+    @property
+    def event_log(self) -> StoredLog:
+        """The store's event log as stored, record by record (to copy a whole store)."""
+        return StoredLog(self._log, self.config.url)
 
     # -- commands --------------------------------------------------------------------------
 
@@ -130,9 +143,7 @@ class TranscriptStore:
         version, messages = snapshot
         if not messages:
             self._check_not_erased(session_id)
-        return CompactionAttempt(
-            f"cmp_{uuid4().hex}", session_id, version, messages, store_token=self
-        )
+        return self._compactions.begin(session_id, version, messages)
 
     def commit_compaction(
         self,
@@ -144,42 +155,13 @@ class TranscriptStore:
         tokens_after: int | None = None,
     ) -> CompactionResult:
         """Replace the attempt's snapshot with `replacement`, or record why it cannot."""
-        self._check_attempt(attempt)
-        _check_tokens(tokens_before, tokens_after)
-        snapshot = [message["id"] for message in attempt.messages]
-        try:
-            self._log.write(
-                attempt.session_id,
-                lambda transcript: transcript.commit_compaction(
-                    compaction_id=attempt.id,
-                    based_on_version=attempt.version,
-                    snapshot=snapshot,
-                    replacement=replacement,
-                    reason=reason,
-                    tokens_before=tokens_before,
-                    tokens_after=tokens_after,
-                ),
-                min_version=attempt.version,
-            )
-        except CompactionRejected as rejected:
-            return self._record_failure(
-                attempt,
-                rejected.failure,
-                rejected.error,
-                reason=reason,
-                would_supersede=rejected.would_supersede,
-                tokens=(tokens_before, tokens_after),
-            )
-        except StorageError as error:
-            return self._record_failure(
-                attempt,
-                STORAGE_ERROR,
-                str(error),
-                reason=reason,
-                would_supersede=would_supersede(snapshot, replacement),
-                tokens=(tokens_before, tokens_after),
-            )
-        return CompactionResult(True, attempt.id, self.active(attempt.session_id))
+        return self._compactions.commit(
+            attempt,
+            replacement,
+            reason=reason,
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+        )
 
     def fail_compaction(
         self,
@@ -195,14 +177,8 @@ class TranscriptStore:
         The audit lists the snapshot ids the attempt would have superseded: all of them, or,
         when the `replacement` that could not be committed is given, the ones it does not keep.
         """
-        self._check_attempt(attempt)
-        if not failure or not set(failure) <= _FAILURE_CODE_CHARS:
-            raise TranscriptError(f"a failure code is lower_snake_case: {failure!r}")
-        text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-        snapshot = [message["id"] for message in attempt.messages]
-        superseded = snapshot if replacement is None else would_supersede(snapshot, replacement)
-        return self._record_failure(
-            attempt, failure, text, reason=reason, would_supersede=superseded
+        return self._compactions.fail(
+            attempt, error, failure=failure, reason=reason, replacement=replacement
         )
 
     def compact(
@@ -213,11 +189,7 @@ class TranscriptStore:
         Whatever `summarize` raises is recorded as a `summarize_error` and changes nothing.
         """
         attempt = self.begin_compaction(session_id)
-        try:
-            replacement = summarize([dict(message) for message in attempt.messages])
-        except Exception as error:
-            return self.fail_compaction(attempt, error, failure=SUMMARIZE_ERROR, reason=reason)
-        return self.commit_compaction(attempt, replacement, reason=reason)
+        return self._compactions.run(attempt, summarize, reason=reason)
 
     def forget(self, session_id: str) -> Erasure:
         """Erase a session's content for good: its messages, compactions and metadata.
@@ -235,16 +207,7 @@ class TranscriptStore:
                 f"session {session_id!r} was erased, but the store could not be cleaned of "
                 f"it: {error} (forget it again to retry)"
             ) from error
-        return Erasure(
-            session_id=session_id,
-            started_at=tombstone.started_at,
-            erased_at=tombstone.timestamp,
-            messages=tombstone.messages,
-            compactions_committed=tombstone.compactions_committed,
-            compactions_failed=tombstone.compactions_failed,
-            events=tombstone.originator_version - 1,
-            already_erased=already,
-        )
+        return Erasure.of(tombstone, already_erased=already)
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -261,27 +224,16 @@ class TranscriptStore:
     def history(self, session_id: str) -> list[dict[str, Any]]:
         """Every message ever stored, in order, with its active / superseded marks."""
         rows = self._found(session_id, self._views.history(_storable(session_id)))
-        return [
-            {
-                "id": row.message_id,
-                "active": row.active,
-                "superseded_by": row.superseded_by,
-                "added_by": row.added_by,
-                "message": row.message,
-            }
-            for row in rows
-        ]
+        return [history_entry(row) for row in rows]
 
     def compactions(self, session_id: str) -> list[dict[str, Any]]:
         """The compaction audit, oldest first: committed and failed attempts."""
-        return [
-            row.as_audit_entry()
-            for row in self._found(session_id, self._views.attempts(_storable(session_id)))
-        ]
+        rows = self._found(session_id, self._views.attempts(_storable(session_id)))
+        return [row.as_audit_entry() for row in rows]
 
     def events(self, session_id: str) -> list[dict[str, Any]]:
         """The raw event log of a session."""
-        return [_describe(event) for event in self._log.session_events(session_id)]
+        return [event_entry(event) for event in self._log.session_events(session_id)]
 
     def sessions(self) -> list[dict[str, Any]]:
         """Every session, in the order they were started."""
@@ -299,29 +251,8 @@ class TranscriptStore:
             raise MessageNotFoundError(session_id, message_id)
         adding = self._views.attempt(row.added_by) if row.added_by else None
         superseding = self._views.attempt(row.superseded_by) if row.superseded_by else None
-        return {
-            "session_id": session_id,
-            "message_id": message_id,
-            "role": row.role,
-            "added": {
-                "event": "CompactionCommitted" if adding else "MessageAppended",
-                "version": row.appended_version,
-                "at": row.appended_at,
-                "compaction_id": row.added_by,
-                "reason": adding.reason if adding else None,
-            },
-            "active": row.active,
-            "position": self._views.active_position(session_id, message_id),
-            "superseded": None
-            if superseding is None
-            else {
-                "compaction_id": superseding.compaction_id,
-                "version": superseding.version,
-                "at": superseding.at,
-                "reason": superseding.reason,
-            },
-            "message": row.message,
-        }
+        position = self._views.active_position(session_id, message_id)
+        return explanation(row, adding, superseding, position)
 
     def search(
         self,
@@ -340,11 +271,6 @@ class TranscriptStore:
         """
         if not isinstance(limit, int) or limit < 1:
             raise TranscriptError(f"a search limit is a positive integer: {limit!r}")
-        if self.config.cipher_key is not None:
-            raise TranscriptError(
-                "full-text search is not available on an encrypted store: "
-                "its index would hold the plaintext"
-            )
         hits = self._views.search(
             query, session_id=session_id, role=role, active_only=active_only, limit=limit
         )
@@ -380,28 +306,10 @@ class TranscriptStore:
         """
         return self._views.follow(stop, on_batch)
 
-    @contextmanager
-    def following_projections(self) -> Iterator[None]:
+    def following_projections(self) -> AbstractContextManager[None]:
         """Follow the log in a background thread while the block runs (see
         `follow_projections`); a failure of the follower is raised when the block ends."""
-        stop = threading.Event()
-        failures: list[BaseException] = []
-
-        def run() -> None:
-            try:
-                self.follow_projections(stop)
-            except BaseException as error:
-                failures.append(error)
-
-        follower = threading.Thread(target=run, name="transcripts-follower", daemon=True)
-        follower.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            follower.join()
-        if failures:
-            raise failures[0]
+        return maintenance.in_background(self.follow_projections)
 
     def verify_projections(self) -> VerifyReport:
         """Diff every view against an independent fold of the log.
@@ -409,18 +317,7 @@ class TranscriptStore:
         Events that cannot be decoded or applied are left out of the fold, as the views
         leave them out: they are reported as quarantined.
         """
-        in_log = list(self._log.session_ids())
-        known = set(in_log)
-        sessions = [*in_log, *(s for s in self._views.session_ids() if s not in known)]
-        problems = quarantine_problems(self._views.quarantined())
-        for session_id in sessions:
-            fold = (
-                SessionFold.of_readable(self._log.readable_events(session_id))
-                if session_id in known
-                else None
-            )
-            problems += compare_session(session_id, fold, self._views.rows(session_id))
-        return VerifyReport(sessions=len(sessions), problems=problems)
+        return maintenance.verify(self._log, self._views)
 
     # -- internals -------------------------------------------------------------------------
 
@@ -450,46 +347,6 @@ class TranscriptStore:
             raise SessionErasedError(session_id, fold.erased_at)
         return fold
 
-    def _record_failure(
-        self,
-        attempt: CompactionAttempt,
-        failure: str,
-        error: str,
-        *,
-        reason: str,
-        would_supersede: Sequence[str],
-        tokens: tuple[int | None, int | None] = (None, None),
-    ) -> CompactionResult:
-        error = safe_text(error)
-        try:
-            self._log.write(
-                attempt.session_id,
-                lambda transcript: transcript.fail_compaction(
-                    compaction_id=attempt.id,
-                    based_on_version=attempt.version,
-                    failure=failure,
-                    error=error,
-                    reason=reason,
-                    would_supersede=would_supersede,
-                    tokens_before=tokens[0],
-                    tokens_after=tokens[1],
-                ),
-            )
-        except StorageError as unrecorded:
-            error = f"{error} (and the failure could not be recorded: {unrecorded})"
-        try:
-            messages = self.active(attempt.session_id)
-        except StorageError:
-            messages = [dict(message) for message in attempt.messages]
-        return CompactionResult(False, attempt.id, messages, failure, error)
-
-    def _check_attempt(self, attempt: CompactionAttempt) -> None:
-        if not isinstance(attempt, CompactionAttempt) or attempt.store_token is not self:
-            raise TranscriptError("this compaction attempt was not begun by this store")
-
-
-_EVENT_HEADER = frozenset({"originator_id", "originator_version", "timestamp", "originator_topic"})
-
 
 def _storable(session_id: str) -> str:
     """The session id, to look up in the views; one holding NUL was never started (`start`
@@ -497,18 +354,3 @@ def _storable(session_id: str) -> str:
     if isinstance(session_id, str) and "\x00" in session_id:
         raise SessionNotFoundError(session_id)
     return session_id
-
-
-def _describe(event: Transcript.Event) -> dict[str, Any]:
-    return {
-        "version": event.originator_version,
-        "type": type(event).__name__,
-        "at": event.timestamp,
-        "data": {key: value for key, value in vars(event).items() if key not in _EVENT_HEADER},
-    }
-
-
-def _check_tokens(*counts: object) -> None:
-    for count in counts:
-        if count is not None and (type(count) is not int or count < 0):
-            raise TranscriptError(f"token counts are non-negative integers or None: {count!r}")

@@ -15,9 +15,8 @@ from typing import Any
 import click
 from eventsourcing.persistence import MapperDeserialisationError, PersistenceError
 
-from ...application.store import TranscriptStore
+from ... import TranscriptError, TranscriptStore
 from ...config import default_path, new_cipher_key
-from ...domain.errors import TranscriptError
 from . import read, transfer
 from .demo import run_demo
 from .follow import follow

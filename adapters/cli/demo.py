@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from rich.console import Console
 
-from ...application.store import TranscriptStore
+from ... import TranscriptStore
 from .render import active_table, audit_table, history_table
 
 CONVERSATION = [

@@ -10,7 +10,7 @@ from types import FrameType
 
 import click
 
-from ...application.store import TranscriptStore
+from ... import TranscriptStore
 from .support import with_store
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)

@@ -7,11 +7,10 @@ from typing import Any
 
 import click
 
-from ...application.results import Erasure
-from ...application.store import TranscriptStore
-from ...domain.errors import SessionNotFoundError
+from ... import Erasure, SessionNotFoundError, TranscriptStore
+from ..exporters.timeline import when
 from .render import to_json
-from .render_read import plural, when
+from .render_read import plural
 from .support import json_option, with_store
 
 

@@ -6,7 +6,7 @@ from dataclasses import asdict
 
 import click
 
-from ...application.store import TranscriptStore
+from ... import TranscriptStore
 from .render import progress_bar, status_table, to_json
 from .support import CONTEXT_SETTINGS, console, json_option, with_store
 

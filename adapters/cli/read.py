@@ -8,8 +8,7 @@ from typing import Any
 
 import click
 
-from ...application.store import TranscriptStore
-from ...domain.errors import MessageNotFoundError, TranscriptError
+from ... import MessageNotFoundError, TranscriptError, TranscriptStore
 from ..exporters.timeline import Entry, timeline, tokens_saved
 from .render import status_table, to_json
 from .render_read import (

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from ...projections.views import ViewStatus
+from ... import ViewStatus
 
 SNIPPET = 60
 SHORT_ID = 13

@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 from rich.table import Table
 
-from ..exporters.timeline import Boundary, Item, tokens_saved
+from ..exporters.timeline import Boundary, Item, boundary_text, tokens_saved, when
 from .render import make_table, short_id, snippet
-
-
-def when(at: datetime, *, seconds: bool = True) -> str:
-    """A timestamp for people: UTC, to the second (or the minute)."""
-    return at.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
 
 
 def sessions_table(sessions: Sequence[dict[str, Any]]) -> Table:
@@ -116,19 +110,6 @@ def timeline_table(items: Sequence[Item], title: str) -> Table:
             style=None if entry["active"] else "dim",
         )
     return table
-
-
-def boundary_text(attempt: dict[str, Any]) -> str:
-    """What a compaction attempt changed (or why it failed), its tokens and its reason."""
-    if attempt["status"] == "committed":
-        text = f"{len(attempt['superseded'])} superseded, {len(attempt['added'])} added"
-        if tokens_saved(attempt) is not None:
-            text += f", tokens {attempt['tokens_before']}→{attempt['tokens_after']}"
-    else:
-        text = f"{attempt['failure']}: {attempt['error']}"
-    if attempt["reason"]:
-        text += f" ({attempt['reason']})"
-    return text
 
 
 def plural(count: int, noun: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from rich.text import Text
 
-from ...application.store import TranscriptStore
+from ... import TranscriptStore
 from .render import make_table, short_id, to_json
 from .support import console, json_option, with_store
 

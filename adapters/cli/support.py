@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
-from ...application.store import TranscriptStore
+from ... import TranscriptStore
 
 F = TypeVar("F", bound=Callable[..., Any])
 

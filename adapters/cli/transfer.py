@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from ...application.store import TranscriptStore
-from ...domain.errors import TranscriptError
+from ... import TranscriptError, TranscriptStore
+from ..exporters.jsonl import jsonl_lines
 from ..exporters.markdown import session_markdown
 from ..importers.hermes import import_hermes
-from ..importers.jsonl import JsonlSession, import_session, jsonl_lines, read_jsonl
+from ..importers.jsonl import JsonlSession, import_session, read_jsonl
 from .render import progress_bar, to_json
 from .render_read import hermes_report_table, hermes_summary, plural
 from .support import CONTEXT_SETTINGS, console, json_option, with_store

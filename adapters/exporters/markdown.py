@@ -12,9 +12,8 @@ from typing import Any
 
 import orjson
 
-from ...application.store import TranscriptStore
-from ..cli.render_read import boundary_text, when
-from .timeline import Boundary, Entry, timeline
+from ... import TranscriptStore
+from .timeline import Boundary, Entry, boundary_text, timeline, when
 
 
 def session_markdown(store: TranscriptStore, session_id: str, *, history: bool = False) -> str:

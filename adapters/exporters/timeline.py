@@ -4,15 +4,16 @@
 every attempt with the version of its event; the version each message was stored at comes
 from the raw log. Merging on the version puts each attempt between the messages stored
 before it and the ones stored after (a committed compaction's summaries come right after
-its boundary).
+its boundary). Also here: how a boundary and a time read for people (tables and Markdown).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from ...application.store import TranscriptStore
+from ... import TranscriptStore
 
 
 @dataclass(frozen=True)
@@ -70,3 +71,21 @@ def tokens_saved(attempt: dict[str, Any]) -> int | None:
     if attempt["status"] != "committed" or before is None or after is None:
         return None
     return int(before) - int(after)
+
+
+def when(at: datetime, *, seconds: bool = True) -> str:
+    """A timestamp for people: UTC, to the second (or the minute)."""
+    return at.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
+
+
+def boundary_text(attempt: dict[str, Any]) -> str:
+    """What a compaction attempt changed (or why it failed), its tokens and its reason."""
+    if attempt["status"] == "committed":
+        text = f"{len(attempt['superseded'])} superseded, {len(attempt['added'])} added"
+        if tokens_saved(attempt) is not None:
+            text += f", tokens {attempt['tokens_before']}→{attempt['tokens_after']}"
+    else:
+        text = f"{attempt['failure']}: {attempt['error']}"
+    if attempt["reason"]:
+        text += f" ({attempt['reason']})"
+    return text

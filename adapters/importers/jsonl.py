@@ -1,29 +1,22 @@
-"""OpenAI-style chat JSONL: one message object per line, read into sessions and written back.
+"""Importing OpenAI-style chat JSONL: one message object per line (see `exporters.jsonl`).
 
-Reading: a file is one session named after its stem, unless a line carries a `session_id`
+A file is one session named after its stem, unless a line carries a `session_id`
 (removed from the message), which puts that line in that session. Every line is checked
 before anything is stored: a malformed line is a `JsonlError` naming the file and the line,
 and nothing of the file is imported. A line keeps its `"id"`; a line without one gets an id
 derived from the file name, the session, the message's place in it and its content, so
 importing the same file again stores nothing new.
-
-Writing: one message per line, as stored, with its `"id"`: reading the file back gives the
-same messages.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from ...application.store import TranscriptStore
-from ...domain.errors import InvalidMessageError, TranscriptError
+from ... import InvalidMessageError, TranscriptError, TranscriptStore
 from ...domain.messages import MAX_DEPTH, check_json, content_hash, split_id, with_id
 
 SOURCE = "jsonl"
@@ -134,9 +127,3 @@ def import_session(store: TranscriptStore, session: JsonlSession) -> ImportRepor
     return ImportReport(
         session.session_id, session.path, len(session.messages), len(ids - stored), started
     )
-
-
-def jsonl_lines(messages: Iterable[dict[str, Any]]) -> Iterator[str]:
-    """One JSON object per line, as `read_jsonl` reads it back."""
-    for message in messages:
-        yield orjson.dumps(message).decode()

@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ....application.store import TranscriptStore
+from .... import SessionNotFoundError, TranscriptStore
 from ....domain.compaction import STORAGE_ERROR
-from ....domain.errors import SessionNotFoundError
 from ....domain.messages import content_hash, split_id
 from .plan import Append, Compact, Fail, SessionPlan, Unit, plan_session
 from .reader import HermesFile, HermesImportError, HermesSession

@@ -33,8 +33,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .... import InvalidMessageError
 from ....domain.compaction import CompactionRejected, check_tool_pairing, pairing_facts
-from ....domain.errors import InvalidMessageError
 from ....domain.messages import split_id
 from .reader import HermesRow, HermesSession
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ....domain.errors import TranscriptError
+from .... import TranscriptError
 
 SUPPORTED_SCHEMA_VERSIONS = frozenset({31})
 

@@ -31,6 +31,7 @@ class PostgresLocation:
     password: str = field(default="", repr=False)
 
     kind = "postgresql"
+    persistent = True
 
     @property
     def path(self) -> Path | None:

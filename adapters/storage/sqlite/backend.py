@@ -51,6 +51,10 @@ class SQLiteLocation:
     def identity(self) -> Hashable:
         return self.memory_id if self.path is None else self.path.resolve()
 
+    @property
+    def persistent(self) -> bool:
+        return self.path is not None
+
 
 class SQLiteBackend(Backend):
     url_forms = ("memory://", "sqlite:///relative.db", "sqlite:////absolute/path.db")

@@ -1,0 +1,150 @@
+"""The compaction workflow: an attempt begins on the active snapshot, then commits its
+replacement or records why it could not.
+
+A commit is one `CompactionCommitted` event, fenced against compactions committed since the
+attempt began. Anything that stops it — a rejected replacement, `summarize` raising, the
+write failing — is one `CompactionFailed` event that changes no active message: failures
+never raise; they return `committed=False` with the active list as stored. Programming
+errors (an attempt another store began, or one settled already) do raise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from uuid import uuid4
+
+from ..domain.compaction import STORAGE_ERROR, SUMMARIZE_ERROR, CompactionRejected, would_supersede
+from ..domain.errors import StorageError, TranscriptError
+from ..domain.messages import Message, safe_text
+from .event_log import TranscriptLog
+from .results import CompactionAttempt, CompactionResult
+
+Summarize = Callable[[list[Message]], Sequence[object]]
+ReadActive = Callable[[str], list[Message]]
+
+_FAILURE_CODE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+class Compactions:
+    """The attempts of one store: `owner` begins them, and only its attempts settle here."""
+
+    def __init__(self, log: TranscriptLog, owner: object, read_active: ReadActive) -> None:
+        self._log = log
+        self._owner = owner
+        self._read_active = read_active
+
+    def begin(self, session_id: str, version: int, messages: list[Message]) -> CompactionAttempt:
+        return CompactionAttempt(
+            f"cmp_{uuid4().hex}", session_id, version, messages, store_token=self._owner
+        )
+
+    def commit(
+        self,
+        attempt: CompactionAttempt,
+        replacement: Sequence[object],
+        *,
+        reason: str,
+        tokens_before: int | None,
+        tokens_after: int | None,
+    ) -> CompactionResult:
+        self._check_attempt(attempt)
+        _check_tokens(tokens_before, tokens_after)
+        snapshot = [message["id"] for message in attempt.messages]
+        tokens = (tokens_before, tokens_after)
+        try:
+            self._log.write(
+                attempt.session_id,
+                lambda transcript: transcript.commit_compaction(
+                    compaction_id=attempt.id,
+                    based_on_version=attempt.version,
+                    snapshot=snapshot,
+                    replacement=replacement,
+                    reason=reason,
+                    tokens_before=tokens_before,
+                    tokens_after=tokens_after,
+                ),
+                min_version=attempt.version,
+            )
+        except CompactionRejected as rejected:
+            return self._record_failure(
+                attempt, rejected.failure, rejected.error, reason, rejected.would_supersede, tokens
+            )
+        except StorageError as error:
+            superseded = would_supersede(snapshot, replacement)
+            return self._record_failure(
+                attempt, STORAGE_ERROR, str(error), reason, superseded, tokens
+            )
+        return CompactionResult(True, attempt.id, self._read_active(attempt.session_id))
+
+    def fail(
+        self,
+        attempt: CompactionAttempt,
+        error: BaseException | str,
+        *,
+        failure: str,
+        reason: str,
+        replacement: Sequence[object] | None,
+    ) -> CompactionResult:
+        self._check_attempt(attempt)
+        if not failure or not set(failure) <= _FAILURE_CODE_CHARS:
+            raise TranscriptError(f"a failure code is lower_snake_case: {failure!r}")
+        text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        snapshot = [message["id"] for message in attempt.messages]
+        superseded = snapshot if replacement is None else would_supersede(snapshot, replacement)
+        return self._record_failure(attempt, failure, text, reason, superseded)
+
+    def run(
+        self, attempt: CompactionAttempt, summarize: Summarize, *, reason: str
+    ) -> CompactionResult:
+        """Call `summarize` on the attempt's snapshot and commit what it returns."""
+        try:
+            replacement = summarize([dict(message) for message in attempt.messages])
+        except Exception as error:
+            return self.fail(
+                attempt, error, failure=SUMMARIZE_ERROR, reason=reason, replacement=None
+            )
+        return self.commit(
+            attempt, replacement, reason=reason, tokens_before=None, tokens_after=None
+        )
+
+    def _record_failure(
+        self,
+        attempt: CompactionAttempt,
+        failure: str,
+        error: str,
+        reason: str,
+        would_supersede: Sequence[str],
+        tokens: tuple[int | None, int | None] = (None, None),
+    ) -> CompactionResult:
+        error = safe_text(error)
+        try:
+            self._log.write(
+                attempt.session_id,
+                lambda transcript: transcript.fail_compaction(
+                    compaction_id=attempt.id,
+                    based_on_version=attempt.version,
+                    failure=failure,
+                    error=error,
+                    reason=reason,
+                    would_supersede=would_supersede,
+                    tokens_before=tokens[0],
+                    tokens_after=tokens[1],
+                ),
+            )
+        except StorageError as unrecorded:
+            error = f"{error} (and the failure could not be recorded: {unrecorded})"
+        try:
+            messages = self._read_active(attempt.session_id)
+        except StorageError:
+            messages = [dict(message) for message in attempt.messages]
+        return CompactionResult(False, attempt.id, messages, failure, error)
+
+    def _check_attempt(self, attempt: CompactionAttempt) -> None:
+        if not isinstance(attempt, CompactionAttempt) or attempt.store_token is not self._owner:
+            raise TranscriptError("this compaction attempt was not begun by this store")
+
+
+def _check_tokens(*counts: object) -> None:
+    for count in counts:
+        if count is not None and (type(count) is not int or count < 0):
+            raise TranscriptError(f"token counts are non-negative integers or None: {count!r}")
