@@ -12,7 +12,7 @@ the version whose `sessions` and `messages` columns and `active` / `compacted` f
 it was written and tested against. Any other version is refused with `HermesImportError`
 rather than guessed at: Hermes migrates its schema often, and a flag read wrongly would
 import a plausible but false history. To accept another version, check its columns and flag
-semantics against `hermes_reader` and add it to the set. A file that is not SQLite, or has no
+semantics against `reader` and add it to the set. A file that is not SQLite, or has no
 `schema_version`, `sessions` or `messages` table, is refused the same way.
 
 What an import does, per session (parents before their children):
@@ -24,7 +24,7 @@ What an import does, per session (parents before their children):
   `"\\x00json:"` content and JSON columns decoded, tool calls, tool call ids, tool names,
   reasoning fields, finish_reason and timestamp kept; NULL columns and storage bookkeeping
   (flags, display ordering, row uids) dropped;
-- compactions, failed commits and rewinds as `hermes_plan` describes. A committed in-place
+- compactions, failed commits and rewinds as `plan` describes. A committed in-place
   compaction supersedes exactly the messages its summary replaced: the rows it carried in
   its head and tail are the same messages as their originals (kept, never stored twice),
   even though Hermes archives the head's originals; successive compactions, summaries of

@@ -1,6 +1,6 @@
-"""Importing a Hermes `state.db` through the TranscriptStore API (see `adapters/hermes.py`).
+"""Importing a Hermes `state.db` through the TranscriptStore API (see the package docstring).
 
-Two passes. The first plans every session (`hermes_plan`) and compares the plan with what
+Two passes. The first plans every session (`plan`) and compares the plan with what
 the store holds already, writing nothing: a session the store holds in full is
 "unchanged", one it holds a prefix of (an earlier import, an interrupted one, or a Hermes
 session that went on since) is resumed after that prefix, and one whose stored history
@@ -17,8 +17,9 @@ from typing import Any, Literal
 from .... import SessionNotFoundError, TranscriptStore
 from ....domain.compaction import STORAGE_ERROR
 from ....domain.messages import content_hash, split_id
-from .plan import Append, Compact, Fail, SessionPlan, Unit, plan_session
+from .plan import plan_session
 from .reader import HermesFile, HermesImportError, HermesSession
+from .steps import Append, Compact, Fail, SessionPlan, Unit
 
 Status = Literal["imported", "unchanged", "repaired"]
 Progress = Callable[[int, int], None]

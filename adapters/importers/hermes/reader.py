@@ -4,7 +4,7 @@ The file is opened with SQLite's `mode=ro` and never written. A WAL-mode file wi
 beside it (no Hermes process has it open) is opened `immutable=1` as well, because a
 read-only connection to a WAL database would otherwise leave `-wal`/`-shm` files behind.
 
-Only schema versions in `SUPPORTED_SCHEMA_VERSIONS` are read (see `adapters/hermes.py`).
+Only schema versions in `SUPPORTED_SCHEMA_VERSIONS` are read (see the package docstring).
 Rows come back decoded: `"\\x00json:"` text and the JSON columns become JSON values, NULL
 columns and storage bookkeeping (flags, display ordering, row uids) are dropped.
 """

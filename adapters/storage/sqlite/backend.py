@@ -1,9 +1,10 @@
 """The SQLite backend: `sqlite:///relative.db`, `sqlite:////absolute/path.db` and `memory://`.
 
 The log is the library's SQLite module with a statement cache (`factory`), in a file that
-`files` prepares (private, WAL mode); the views live in the same file (`views`); erasure and
-scrubbing are `erasure`'s. `memory://` is an in-memory database shared by the store's
-connections, gone when the store closes.
+`files` prepares (private, WAL mode). The views live in the same file: the dialect-neutral
+views of `..sql` with SQLite's `dialect` and its FTS5 `search`. Erasure and scrubbing are
+`erasure`'s. `memory://` is an in-memory database shared by the store's connections, gone
+when the store closes.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@
   transaction) and deletes the earlier events in the same transaction. The log position is
   the events table's rowid (no AUTOINCREMENT): the tombstone, inserted first, holds the
   largest rowid, so a deleted rowid is never reused below a position the views tracked.
-- Every connection deletes with `secure_delete` on (`sqlite_factory`): a deleted row's bytes
+- Every connection deletes with `secure_delete` on (`factory`): a deleted row's bytes
   are zeroed in its page. `scrub` then merges the search index into one segment (its old
   segments, which still list the deleted words, are deleted and so zeroed) and checkpoints
   the write-ahead log into the file and truncates it, so no old page image survives there.

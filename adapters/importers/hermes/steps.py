@@ -1,0 +1,76 @@
+"""What importing one Hermes session does, step by step: the values `plan` makes and
+`importer` carries out, in order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Append:
+    """Append one message (with its stable id)."""
+
+    message: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Compact:
+    """Begin a compaction and commit `replacement` (kept ids, or the new summary message).
+
+    `commits` is False when the store will refuse it (a tool result losing its call): the
+    store then records the failure itself.
+    """
+
+    reason: str
+    snapshot: list[str]
+    replacement: list[str | dict[str, Any]]
+    superseded: list[str]
+    summary_id: str | None  # the planned id standing for the summary the store will add
+    commits: bool
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+
+
+@dataclass(frozen=True)
+class Fail:
+    """Begin a compaction and record it as failed (failure code `storage_error`)."""
+
+    reason: str
+    snapshot: list[str]
+    error: str
+
+
+Unit = Append | Compact | Fail
+
+
+@dataclass
+class SessionPlan:
+    units: list[Unit] = field(default_factory=list)
+    messages: int = 0  # messages in the history once imported
+    active: int = 0
+    committed: int = 0
+    failed: int = 0
+    duplicates_dropped: int = 0
+    repaired: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def message_id(session_id: str, row_id: int) -> str:
+    return f"hermes-{session_id}-{row_id}"
+
+
+def row_ranges(row_ids: Iterable[int]) -> str:
+    """`[1, 2, 3, 7]` -> `"1–3, 7"`."""
+    ordered = sorted(set(row_ids))
+    parts: list[str] = []
+    start = previous = None
+    for row_id in [*ordered, None]:
+        if previous is not None and row_id == previous + 1:
+            previous = row_id
+            continue
+        if start is not None:
+            parts.append(str(start) if start == previous else f"{start}–{previous}")
+        start = previous = row_id
+    return ", ".join(parts)
