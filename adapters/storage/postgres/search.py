@@ -23,7 +23,6 @@ of distinct words) is indexed by the longest prefix that fits (halving); words o
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ....domain.errors import InvalidSearchError
 from ....projections.views import SearchHit
@@ -181,7 +180,7 @@ class PostgresSearchIndex(SearchIndex):
 
     def search(
         self,
-        c: Cursor,
+        cursor: Cursor,
         query: str,
         *,
         session_id: str | None,
@@ -189,9 +188,54 @@ class PostgresSearchIndex(SearchIndex):
         active_only: bool,
         limit: int,
     ) -> list[SearchHit]:
-        return search(
-            c, query, session_id=session_id, role=role, active_only=active_only, limit=limit
+        """Messages matching a web-search style query, best first, with a snippet of the matches."""
+        text = websearch(query)
+        cursor.execute(
+            f"SELECT numnode(q) AS nodes, querytree(q) AS indexed "
+            f"FROM websearch_to_tsquery('{CONFIG}', ?) AS q",
+            (text,),
         )
+        row = cursor.fetchone()
+        if not row["nodes"]:
+            raise InvalidSearchError(
+                f"invalid search query {query!r}: no words to search for "
+                "(punctuation and stop words such as 'the' are left out)"
+            )
+        if row["indexed"] == "T":
+            raise InvalidSearchError(f"invalid search query {query!r}: only words to leave out")
+        if any(value is not None and "\x00" in value for value in (session_id, role)):
+            return []  # no stored text holds NUL
+        conditions = ["s.vector @@ q.query"]
+        parameters: list[object] = [text]
+        for column, value in (("h.session_id", session_id), ("h.role", role)):
+            if value is not None:
+                conditions.append(f"{column} = ?")
+                parameters.append(value)
+        if active_only:
+            conditions.append("h.active")
+        cursor.execute(
+            "SELECT session_id, message_id, role, active, rank, "
+            f"ts_headline('{CONFIG}', {TEXT_FUNCTION}(message), query, '{HEADLINE}') AS snippet "
+            "FROM (SELECT h.session_id, h.seq, h.message_id, h.role, h.active, h.message, q.query, "
+            "-ts_rank(s.vector, q.query, 1) AS rank "
+            f"FROM (SELECT websearch_to_tsquery('{CONFIG}', ?) AS query) AS q, {SEARCH_TABLE} AS s "
+            "JOIN message_history AS h "
+            "ON h.session_id = s.session_id AND h.message_id = s.message_id "
+            f"WHERE {' AND '.join(conditions)} ORDER BY rank, h.session_id, h.seq LIMIT ?) AS best "
+            "ORDER BY rank, session_id, seq",
+            (*parameters, limit),
+        )
+        return [
+            SearchHit(
+                row["session_id"],
+                row["message_id"],
+                row["role"],
+                bool(row["active"]),
+                " ".join(row["snippet"].split()),
+                float(row["rank"]),
+            )
+            for row in cursor.fetchall()
+        ]
 
 
 def websearch(query: str) -> str:
@@ -200,62 +244,3 @@ def websearch(query: str) -> str:
     parts = query.replace("\x00", " ").split('"')
     parts[::2] = [re.sub(r"(?<![^\s(])NOT\s+", "-", part) for part in parts[::2]]
     return '"'.join(parts)
-
-
-def search(
-    cursor: Any,
-    query: str,
-    *,
-    session_id: str | None = None,
-    role: str | None = None,
-    active_only: bool = False,
-    limit: int = 20,
-) -> list[SearchHit]:
-    """Messages matching a web-search style query, best first, with a snippet of the matches."""
-    text = websearch(query)
-    cursor.execute(
-        f"SELECT numnode(q) AS nodes, querytree(q) AS indexed "
-        f"FROM websearch_to_tsquery('{CONFIG}', ?) AS q",
-        (text,),
-    )
-    row = cursor.fetchone()
-    if not row["nodes"]:
-        raise InvalidSearchError(
-            f"invalid search query {query!r}: no words to search for "
-            "(punctuation and stop words such as 'the' are left out)"
-        )
-    if row["indexed"] == "T":
-        raise InvalidSearchError(f"invalid search query {query!r}: only words to leave out")
-    if any(value is not None and "\x00" in value for value in (session_id, role)):
-        return []  # no stored text holds NUL
-    conditions = ["s.vector @@ q.query"]
-    parameters: list[object] = [text]
-    for column, value in (("h.session_id", session_id), ("h.role", role)):
-        if value is not None:
-            conditions.append(f"{column} = ?")
-            parameters.append(value)
-    if active_only:
-        conditions.append("h.active")
-    cursor.execute(
-        "SELECT session_id, message_id, role, active, rank, "
-        f"ts_headline('{CONFIG}', {TEXT_FUNCTION}(message), query, '{HEADLINE}') AS snippet "
-        "FROM (SELECT h.session_id, h.seq, h.message_id, h.role, h.active, h.message, q.query, "
-        "-ts_rank(s.vector, q.query, 1) AS rank "
-        f"FROM (SELECT websearch_to_tsquery('{CONFIG}', ?) AS query) AS q, {SEARCH_TABLE} AS s "
-        "JOIN message_history AS h "
-        "ON h.session_id = s.session_id AND h.message_id = s.message_id "
-        f"WHERE {' AND '.join(conditions)} ORDER BY rank, h.session_id, h.seq LIMIT ?) AS best "
-        "ORDER BY rank, session_id, seq",
-        (*parameters, limit),
-    )
-    return [
-        SearchHit(
-            row["session_id"],
-            row["message_id"],
-            row["role"],
-            bool(row["active"]),
-            " ".join(row["snippet"].split()),
-            float(row["rank"]),
-        )
-        for row in cursor.fetchall()
-    ]

@@ -46,7 +46,7 @@ class SearchIndex(ABC):
     @abstractmethod
     def search(
         self,
-        c: Cursor,
+        cursor: Cursor,
         query: str,
         *,
         session_id: str | None,
@@ -74,7 +74,7 @@ class NoSearch(SearchIndex):
 
     def search(
         self,
-        c: Cursor,
+        cursor: Cursor,
         query: str,
         *,
         session_id: str | None,

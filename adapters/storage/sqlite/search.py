@@ -10,7 +10,6 @@ stem (porter), so "fox" finds "foxes".
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
 
 from ....domain.errors import InvalidSearchError
 from ....projections.views import SearchHit
@@ -86,7 +85,7 @@ class FTS5Index(SearchIndex):
 
     def search(
         self,
-        c: Cursor,
+        cursor: Cursor,
         query: str,
         *,
         session_id: str | None,
@@ -94,43 +93,29 @@ class FTS5Index(SearchIndex):
         active_only: bool,
         limit: int,
     ) -> list[SearchHit]:
-        return search(
-            c, query, session_id=session_id, role=role, active_only=active_only, limit=limit
+        """Messages matching an FTS5 query, best first, with a snippet around the match."""
+        conditions = ["message_search MATCH ?"]
+        parameters: list[object] = [query]
+        for column, value in (("h.session_id", session_id), ("h.role", role)):
+            if value is not None:
+                conditions.append(f"{column} = ?")
+                parameters.append(value)
+        if active_only:
+            conditions.append("h.active = 1")
+        statement = (
+            "SELECT h.session_id, h.message_id, h.role, h.active, "
+            "snippet(message_search, 0, '«', '»', '…', 12) AS snippet, message_search.rank AS rank "
+            "FROM message_search JOIN message_history AS h ON h.rowid = message_search.rowid "
+            f"WHERE {' AND '.join(conditions)} ORDER BY message_search.rank LIMIT ?"
         )
-
-
-def search(
-    cursor: Any,
-    query: str,
-    *,
-    session_id: str | None = None,
-    role: str | None = None,
-    active_only: bool = False,
-    limit: int = 20,
-) -> list[SearchHit]:
-    """Messages matching an FTS5 query, best first, with a snippet around the match."""
-    conditions = ["message_search MATCH ?"]
-    parameters: list[object] = [query]
-    for column, value in (("h.session_id", session_id), ("h.role", role)):
-        if value is not None:
-            conditions.append(f"{column} = ?")
-            parameters.append(value)
-    if active_only:
-        conditions.append("h.active = 1")
-    statement = (
-        "SELECT h.session_id, h.message_id, h.role, h.active, "
-        "snippet(message_search, 0, '«', '»', '…', 12) AS snippet, message_search.rank AS rank "
-        "FROM message_search JOIN message_history AS h ON h.rowid = message_search.rowid "
-        f"WHERE {' AND '.join(conditions)} ORDER BY message_search.rank LIMIT ?"
-    )
-    try:
-        cursor.execute(statement, (*parameters, limit))
-        rows = cursor.fetchall()
-    except sqlite3.OperationalError as error:
-        if "locked" in str(error) or "no such table" in str(error):
-            raise
-        raise InvalidSearchError(f"invalid search query {query!r}: {error}") from None
-    return [
-        SearchHit(row[0], row[1], row[2], bool(row[3]), " ".join(row[4].split()), row[5])
-        for row in rows
-    ]
+        try:
+            cursor.execute(statement, (*parameters, limit))
+            rows = cursor.fetchall()
+        except sqlite3.OperationalError as error:
+            if "locked" in str(error) or "no such table" in str(error):
+                raise
+            raise InvalidSearchError(f"invalid search query {query!r}: {error}") from None
+        return [
+            SearchHit(row[0], row[1], row[2], bool(row[3]), " ".join(row[4].split()), row[5])
+            for row in rows
+        ]
