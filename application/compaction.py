@@ -16,6 +16,7 @@ from uuid import uuid4
 from ..domain.compaction import STORAGE_ERROR, SUMMARIZE_ERROR, CompactionRejected, would_supersede
 from ..domain.errors import StorageError, TranscriptError
 from ..domain.messages import Message, safe_text
+from ..domain.transcript import Transcript
 from .event_log import TranscriptLog
 from .results import CompactionAttempt, CompactionResult
 
@@ -51,20 +52,23 @@ class Compactions:
         _check_tokens(tokens_before, tokens_after)
         snapshot = [message["id"] for message in attempt.messages]
         tokens = (tokens_before, tokens_after)
-        try:
-            self._log.write(
-                attempt.session_id,
-                lambda transcript: transcript.commit_compaction(
-                    compaction_id=attempt.id,
-                    based_on_version=attempt.version,
-                    snapshot=snapshot,
-                    replacement=replacement,
-                    reason=reason,
-                    tokens_before=tokens_before,
-                    tokens_after=tokens_after,
-                ),
-                min_version=attempt.version,
+        retried = _Retried()
+
+        def commit(transcript: Transcript) -> None:
+            if retried() and transcript.has_committed(attempt.id):
+                return  # an earlier try of this call landed
+            transcript.commit_compaction(
+                compaction_id=attempt.id,
+                based_on_version=attempt.version,
+                snapshot=snapshot,
+                replacement=replacement,
+                reason=reason,
+                tokens_before=tokens_before,
+                tokens_after=tokens_after,
             )
+
+        try:
+            self._log.write(attempt.session_id, commit)
         except CompactionRejected as rejected:
             return self._record_failure(
                 attempt, rejected.failure, rejected.error, reason, rejected.would_supersede, tokens
@@ -74,7 +78,7 @@ class Compactions:
             return self._record_failure(
                 attempt, STORAGE_ERROR, str(error), reason, superseded, tokens
             )
-        return CompactionResult(True, attempt.id, self._read_active(attempt.session_id))
+        return CompactionResult(True, attempt.id, self._active(attempt))
 
     def fail(
         self,
@@ -117,31 +121,55 @@ class Compactions:
         tokens: tuple[int | None, int | None] = (None, None),
     ) -> CompactionResult:
         error = safe_text(error)
-        try:
-            self._log.write(
-                attempt.session_id,
-                lambda transcript: transcript.fail_compaction(
-                    compaction_id=attempt.id,
-                    based_on_version=attempt.version,
-                    failure=failure,
-                    error=error,
-                    reason=reason,
-                    would_supersede=would_supersede,
-                    tokens_before=tokens[0],
-                    tokens_after=tokens[1],
-                ),
+        retried = _Retried()
+
+        def record(transcript: Transcript) -> bool:
+            """Record the failure; whether the attempt committed (a commit reported as
+            failed that had landed) instead."""
+            if transcript.has_committed(attempt.id):
+                return True
+            if retried() and attempt.id in transcript.compaction_ids:
+                return False  # an earlier try of this call landed
+            transcript.fail_compaction(
+                compaction_id=attempt.id,
+                based_on_version=attempt.version,
+                failure=failure,
+                error=error,
+                reason=reason,
+                would_supersede=would_supersede,
+                tokens_before=tokens[0],
+                tokens_after=tokens[1],
             )
+            return False
+
+        try:
+            if self._log.write(attempt.session_id, record):
+                return CompactionResult(True, attempt.id, self._active(attempt))
         except StorageError as unrecorded:
             error = f"{error} (and the failure could not be recorded: {unrecorded})"
+        return CompactionResult(False, attempt.id, self._active(attempt), failure, error)
+
+    def _active(self, attempt: CompactionAttempt) -> list[Message]:
+        """The session's active list as stored, else (unreadable) the attempt's snapshot."""
         try:
-            messages = self._read_active(attempt.session_id)
+            return self._read_active(attempt.session_id)
         except StorageError:
-            messages = [dict(message) for message in attempt.messages]
-        return CompactionResult(False, attempt.id, messages, failure, error)
+            return [dict(message) for message in attempt.messages]
 
     def _check_attempt(self, attempt: CompactionAttempt) -> None:
         if not isinstance(attempt, CompactionAttempt) or attempt.store_token is not self._owner:
             raise TranscriptError("this compaction attempt was not begun by this store")
+
+
+class _Retried:
+    """Called once per try of a command: False the first time, True after."""
+
+    def __init__(self) -> None:
+        self.tries = 0
+
+    def __call__(self) -> bool:
+        self.tries += 1
+        return self.tries > 1
 
 
 def _check_tokens(*counts: object) -> None:

@@ -14,7 +14,8 @@ by this package or another one — without touching the store.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
@@ -23,12 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
 from uuid import UUID
 
+from eventsourcing.persistence import StoredEvent
+
 from ..config import Settings, default_url
 from ..domain.errors import StorageError
 
 if TYPE_CHECKING:
     from eventsourcing.application import Application
-    from eventsourcing.persistence import StoredEvent
 
     from ..projections.projector import Projector
     from ..projections.views import TranscriptViews
@@ -42,6 +44,20 @@ class Failure(Enum):
     CONFLICT = "conflict"  # another writer stored that version first: load again, retry
     BUSY = "busy"  # the lock was not obtained in time, the connection dropped: retry
     LASTING = "lasting"  # waiting does not cure it (a full disk, a read-only file): fail
+
+
+class LogTransaction(Protocol):
+    """What a write transaction does with the log (see `Backend.writing`)."""
+
+    def events(self, stream_id: UUID, *, after: int) -> list[StoredEvent]:
+        """The stream's events after version `after`, in order."""
+
+    def insert(self, events: Sequence[StoredEvent]) -> None:
+        """Insert events (fenced: a version stored already, or below the stream's last, is
+        the library's IntegrityError)."""
+
+    def delete_before(self, stream_id: UUID, version: int) -> None:
+        """Delete the stream's events below `version` (an erasure's)."""
 
 
 class Location(Protocol):
@@ -141,9 +157,9 @@ class Backend(ABC):
         """The views of the store, created if new, kept up to date from the log."""
 
     @abstractmethod
-    def replace_stream(self, log: Application[UUID], tombstone: StoredEvent) -> None:
-        """Insert `tombstone` and delete every earlier event of its stream, in one transaction
-        (fenced like every insert: a version conflict raises the library's IntegrityError)."""
+    def writing(self, log: Application[UUID]) -> AbstractContextManager[LogTransaction]:
+        """A write transaction on the log that holds the store's write lock from its start,
+        committed at the end. Writers of every process take the lock in turn."""
 
     @abstractmethod
     def scrub(self, log: Application[UUID]) -> None:

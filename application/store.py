@@ -26,7 +26,7 @@ from ..domain.errors import (
     StorageError,
     TranscriptError,
 )
-from ..domain.messages import Message, as_message_list
+from ..domain.messages import Message, as_message_list, new_message_id
 from ..domain.transcript import Transcript
 from ..projections.fold import SessionFold
 from ..projections.projector import Projector
@@ -124,7 +124,10 @@ class TranscriptStore:
     def append(self, session_id: str, messages: Iterable[object]) -> list[Message]:
         """Store messages atomically; return each as stored, with its `id`."""
         messages = as_message_list(messages)
-        return self._log.write(session_id, lambda transcript: transcript.append(messages))
+        fresh_ids = [new_message_id() for _ in messages]  # once: a retry stores the same
+        return self._log.write(
+            session_id, lambda transcript: transcript.append(messages, fresh_ids)
+        )
 
     def sync(self, session_id: str, live_messages: Iterable[object]) -> list[Message]:
         """Store the messages of the agent's live list not stored yet; return the active list.
@@ -198,7 +201,7 @@ class TranscriptStore:
         id, source, model, start time, erasure time and counts. Erasing it again changes
         nothing (`already_erased`) but cleans the store's files again.
         """
-        tombstone, already = self._log.erase(session_id, self._backend.replace_stream)
+        tombstone, already = self._log.erase(session_id)
         try:
             self._views.catch_up()
             self._backend.scrub(self._log)

@@ -140,4 +140,4 @@ class StoredLog:
 
     def insert(self, records: Sequence[LogRecord]) -> None:
         """Append records to this log as they are, in one transaction."""
-        self._log.recorder.insert_events([record.stored_event() for record in records])
+        self._log.insert_records([record.stored_event() for record in records])

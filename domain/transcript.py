@@ -103,7 +103,7 @@ class Transcript(Aggregate):
             transcript.forget_pairing(self.superseded)
             transcript.last_commit_version = self.originator_version
             transcript.compaction_ids.add(self.compaction_id)
-            transcript.compactions_committed += 1
+            transcript.committed_ids.add(self.compaction_id)
 
     class CompactionFailed(Event):
         TOPIC = "transcripts:Transcript.CompactionFailed"
@@ -148,6 +148,7 @@ class Transcript(Aggregate):
             transcript.calls = {}
             transcript.answers = {}
             transcript.compaction_ids = set()
+            transcript.committed_ids = set()
             transcript.erasure = self
 
     def __init__(
@@ -168,8 +169,8 @@ class Transcript(Aggregate):
         self.calls: dict[str, str] = {}  # tool call id -> active assistant message making it
         self.answers: dict[str, str] = {}  # active tool message id -> call id it answers
         self.last_commit_version = 0
-        self.compaction_ids: set[str] = set()
-        self.compactions_committed = 0
+        self.compaction_ids: set[str] = set()  # settled: committed or failed
+        self.committed_ids: set[str] = set()
         self.erasure: Transcript.Erased | None = None
 
     # -- commands ------------------------------------------------------------------------
@@ -211,11 +212,15 @@ class Transcript(Aggregate):
             dict(metadata),
         )
 
-    def append(self, messages: Sequence[object]) -> list[Message]:
+    def append(
+        self, messages: Sequence[object], fresh_ids: Sequence[str] | None = None
+    ) -> list[Message]:
         """Store the messages not stored yet; return every given message as stored.
 
-        A stored id with identical content is a no-op; with other content the whole call
-        is refused with MessageConflictError before anything is triggered.
+        A message without an id gets `fresh_ids[i]` (i: its place), else a new id: a caller
+        retrying a call gives the same ids, so it stores the same messages. A stored id with
+        identical content is a no-op; with other content the whole call is refused with
+        MessageConflictError before anything is triggered.
         """
         self._check_not_erased()
         items = [split_id(message) for message in messages]
@@ -229,8 +234,8 @@ class Transcript(Aggregate):
                 raise MessageConflictError(self.session_id, message_id)
             planned[message_id] = digest
         stored: list[Message] = []
-        for message_id, content in items:
-            message_id = message_id or new_message_id()
+        for index, (given_id, content) in enumerate(items):
+            message_id = given_id or (fresh_ids[index] if fresh_ids else new_message_id())
             if message_id not in self.hashes:
                 self.trigger_event(
                     self.MessageAppended,
@@ -329,8 +334,8 @@ class Transcript(Aggregate):
                 model=self.model,
                 started_at=self.created_on,
                 messages=len(self.hashes),
-                compactions_committed=self.compactions_committed,
-                compactions_failed=len(self.compaction_ids) - self.compactions_committed,
+                compactions_committed=len(self.committed_ids),
+                compactions_failed=len(self.compaction_ids) - len(self.committed_ids),
             )
         assert self.erasure is not None
         return self.erasure
@@ -346,6 +351,9 @@ class Transcript(Aggregate):
         gone = set(message_ids)
         self.calls = {call: owner for call, owner in self.calls.items() if owner not in gone}
         self.answers = {m: call for m, call in self.answers.items() if m not in gone}
+
+    def has_committed(self, compaction_id: str) -> bool:
+        return compaction_id in self.committed_ids
 
     def _check_not_erased(self) -> None:
         if self.erasure is not None:

@@ -1,32 +1,24 @@
 """The eventsourcing library's internals this store relies on, all of them here.
 
 Everything else uses the library's public API. These are its non-public methods, relied on
-for what the public API does not offer: writing inside a transaction of the store's own
-(the views' tracked position with their rows; an erasure's tombstone with its deletions),
-an insert without the library's fixed-wait retry, and connections that keep prepared
-statements. They were checked against eventsourcing 9.5.6, and the version range in
-pyproject.toml (`>=9.5.6,<9.6`) admits only releases of that line: a newer line is taken
-after these have been checked against it.
+for what the public API does not offer: recording the views' tracked position inside the
+transaction that writes their rows, and connections that keep prepared statements. They
+were checked against eventsourcing 9.5.6, and the version range in pyproject.toml
+(`>=9.5.6,<9.6`) admits only releases of that line: a newer line is taken after these have
+been checked against it.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
-from eventsourcing.persistence import InterfaceError, StoredEvent, Tracking, TrackingRecorder
+from eventsourcing.persistence import InterfaceError, Tracking, TrackingRecorder
 from eventsourcing.sqlite import (
     SQLITE3_DEFAULT_LOCK_TIMEOUT,
-    SQLiteApplicationRecorder,
     SQLiteConnection,
     SQLiteConnectionPool,
 )
-
-if TYPE_CHECKING:  # the postgres module needs the `postgres` extra
-    from eventsourcing.postgres import PostgresApplicationRecorder
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 def tracked_position(tracker: TrackingRecorder, cursor: Any, name: str) -> int:
@@ -38,24 +30,6 @@ def track(tracker: TrackingRecorder, cursor: Any, name: str, position: int) -> N
     """Record that `name` reflects the log up to `position`, in the cursor's transaction;
     the library's IntegrityError if it reflects that position already."""
     tracker._insert_tracking(cursor, Tracking(name, position))  # type: ignore[attr-defined]
-
-
-def insert_in_transaction(
-    recorder: SQLiteApplicationRecorder | PostgresApplicationRecorder,
-    cursor: Any,
-    events: Sequence[StoredEvent],
-) -> None:
-    """Insert events as the recorder's `insert_events` does, in the cursor's transaction
-    (on PostgreSQL with the table lock and the NOTIFY of every insert)."""
-    if isinstance(recorder, SQLiteApplicationRecorder):
-        recorder._insert_events(cursor, events)
-    else:
-        recorder._insert_stored_events(cursor, events)
-
-
-def without_retry(method: F) -> F:
-    """A recorder method without the library's retry decorator (fixed waits)."""
-    return method.__wrapped__  # type: ignore[attr-defined, no-any-return]
 
 
 class CachingSQLiteConnectionPool(SQLiteConnectionPool):

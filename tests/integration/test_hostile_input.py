@@ -521,7 +521,7 @@ with TranscriptStore.open(f"sqlite:///{path}") as store:
 
 
 @pytest.mark.parametrize("umask", ["000", "022", "077", "277"])
-def test_a_new_store_its_wal_and_shm_files_and_its_directory_are_private_whatever_the_umask(
+def test_a_new_store_its_wal_shm_and_lock_files_and_its_directory_are_private_whatever_the_umask(
     tmp_path: Path, umask: str
 ) -> None:
     path = tmp_path / "new" / "folder" / "store.db"
@@ -535,6 +535,7 @@ def test_a_new_store_its_wal_and_shm_files_and_its_directory_are_private_whateve
     assert json.loads(done.stdout) == {
         ".": "0o700",
         "store.db": "0o600",
+        "store.db-lock": "0o600",
         "store.db-shm": "0o600",
         "store.db-wal": "0o600",
     }

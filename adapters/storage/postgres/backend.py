@@ -1,10 +1,9 @@
 """The PostgreSQL backend: `postgresql://user:password@host:port/dbname` (or `postgres://`).
 
 - The log is the library's PostgreSQL module (`transcripts_events`, tracked positions in
-  `transcripts_tracking`: named after the application, `transcripts`, which never changes),
-  with `TranscriptRecorder`: the library's recorder minus its own retry of failed inserts
-  (10 tries, 0.2 s apart), since the store retries every failed write itself, with
-  exponential backoff and jitter, up to its lock timeout.
+  `transcripts_tracking`: named after the application, `transcripts`, which never changes);
+  the store writes it in transactions of its own (`transactions`), and retries a failed
+  write itself, with exponential backoff and jitter, up to its lock timeout.
 - `prepare` connects once before anything else, so that an unreachable server, a database
   that does not exist or credentials the server refuses fail at once with one clear
   `StorageError` — before a pool is opened or anything is written.
@@ -20,20 +19,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from uuid import UUID
 
 import psycopg
 from eventsourcing.application import Application
-from eventsourcing.persistence import IntegrityError, StoredEvent
+from eventsourcing.persistence import IntegrityError
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
-from eventsourcing.utils import get_topic
 
 from ....application.storage import Backend, Failure, StoreConfig
 from ....domain.errors import NotAStoreError, StorageError
 from ....projections.projector import Projector
 from ..environment import shared_env
-from ..internals import without_retry
 from ..sealing import SETTINGS_TABLE
 from ..sql.schema import QUARANTINE, VERSIONS_TABLE
 from ..sql.search import NoSearch
@@ -43,6 +40,7 @@ from .dialect import PostgresDialect, advisory_key
 from .follow import LogFollower
 from .location import URL_FORM, PostgresLocation, parse_url
 from .search import PostgresSearchIndex
+from .transactions import PostgresLogTransaction, log_transaction
 
 CHECK_TIMEOUT = 10  # seconds to reach the server when a store opens
 POOL_SIZE = 2  # connections a store keeps open
@@ -51,12 +49,6 @@ MIN_CONNECT_TIMEOUT = 5  # seconds to get a connection from the pool
 EVENTS_TABLE = "transcripts_events"  # the library's table of the `transcripts` application
 # What waiting does not cure (SQLSTATE): a full disk, an I/O error, a read-only server.
 _LASTING_STATES = frozenset({"53100", "58030", "25006"})
-
-
-class TranscriptRecorder(PostgresApplicationRecorder):
-    """The library's recorder; a failed insert is retried by the store, not here."""
-
-    insert_events = without_retry(PostgresApplicationRecorder.insert_events)
 
 
 class PostgresBackend(Backend):
@@ -72,7 +64,6 @@ class PostgresBackend(Backend):
         seconds = max(1, math.ceil(config.lock_timeout))  # the library's 0 would wait forever
         return {
             "PERSISTENCE_MODULE": "eventsourcing.postgres",
-            "APPLICATION_RECORDER_TOPIC": get_topic(TranscriptRecorder),
             "POSTGRES_DBNAME": place.dbname,
             "POSTGRES_HOST": place.host,
             "POSTGRES_PORT": str(place.port),
@@ -139,8 +130,9 @@ class PostgresBackend(Backend):
                 erasure.create_fence(datastore, recorder.events_table_name)
         return views
 
-    def replace_stream(self, log: Application[UUID], tombstone: StoredEvent) -> None:
-        erasure.replace_stream(log, tombstone)
+    def writing(self, log: Application[UUID]) -> AbstractContextManager[PostgresLogTransaction]:
+        assert isinstance(log.recorder, PostgresApplicationRecorder)
+        return log_transaction(log.recorder)
 
     def scrub(self, log: Application[UUID]) -> None:
         erasure.scrub(log)

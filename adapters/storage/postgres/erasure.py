@@ -1,12 +1,12 @@
-"""Erasure on PostgreSQL: a session's stream replaced by its tombstone, then the tables vacuumed.
+"""Erasure on PostgreSQL: the version fence, and vacuuming the tables an erasure deleted from.
 
 - The version fence: a trigger refuses an event whose version is not above every stored
   version of its stream (as a unique violation, so the library raises IntegrityError and the
   store retries). Without it, once an erasure deleted versions 1..n, a writer holding a stale
   copy of the transcript could store version k < n after the tombstone.
-- `replace_stream` inserts the tombstone with the library's own insert (its table lock, its
-  NOTIFY, a `notification_id` above every other) and deletes the earlier events in the same
-  transaction: followers see the tombstone, never a half-erased stream.
+- The erasure's transaction (the log's, see `transactions`: its table lock, its NOTIFY, a
+  `notification_id` above every other) inserts the tombstone and deletes the earlier events:
+  followers see the tombstone, never a half-erased stream.
 - `scrub` vacuums the log and the view tables, so the space of the deleted rows is reused
   soon (the library's table has autovacuum tuned to wait for 100 million dead rows). VACUUM
   does not overwrite that space: the bytes stay in the data files until PostgreSQL reuses it,
@@ -18,12 +18,10 @@ from __future__ import annotations
 from uuid import UUID
 
 from eventsourcing.application import Application
-from eventsourcing.persistence import StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
 from psycopg.sql import SQL, Identifier
 
 from ....projections.rows import VIEW_NAMES
-from .. import internals
 from ..sql.schema import QUARANTINE
 
 FENCE = "{table}_version_fence"
@@ -59,19 +57,6 @@ def create_fence(datastore: PostgresDatastore, events_table: str) -> None:
     with datastore.transaction(commit=True) as cursor:
         cursor.execute(function)
         cursor.execute(trigger)
-
-
-def replace_stream(log: Application[UUID], tombstone: StoredEvent) -> None:
-    """Insert the tombstone, then delete every earlier event of its stream: one transaction."""
-    recorder = log.recorder
-    assert isinstance(recorder, PostgresApplicationRecorder)
-    datastore = recorder.datastore
-    delete = SQL(
-        "DELETE FROM {schema}.{table} WHERE originator_id = %s AND originator_version < %s"
-    ).format(schema=Identifier(datastore.schema), table=Identifier(recorder.events_table_name))
-    with datastore.transaction(commit=True) as cursor:
-        internals.insert_in_transaction(recorder, cursor, [tombstone])  # lock, NOTIFY, INSERT
-        cursor.execute(delete, (tombstone.originator_id, tombstone.originator_version))
 
 
 def scrub(log: Application[UUID]) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 from eventsourcing.persistence import Notification, PersistenceError
 from eventsourcing.postgres import PostgresApplicationRecorder
 
-from ....application import backoff
+from ....application import retry
 from ....domain.errors import StorageError
 from ..sql.catch_up import BATCH_SIZE, TRACKING_NAME, CatchUp, Followed
 from ..sql.schema import LIVE
@@ -65,7 +65,7 @@ class LogFollower:
 def _project_arrived(catch_up: CatchUp, batch: list[Notification], lock_timeout: float) -> int:
     dialect = catch_up.dialect
     error: PersistenceError | None = None
-    for _ in backoff.attempts(lock_timeout):
+    for _ in retry.attempts(lock_timeout):
         try:
             with dialect.writing() as c:
                 position = dialect.tracked(c, TRACKING_NAME)

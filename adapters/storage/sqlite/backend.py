@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Hashable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from uuid import UUID, uuid4
 
 from eventsourcing.application import Application
-from eventsourcing.persistence import IntegrityError, StoredEvent
+from eventsourcing.persistence import IntegrityError
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 from eventsourcing.utils import get_topic
 
@@ -30,6 +31,7 @@ from . import erasure, files
 from .dialect import SQLiteDialect
 from .factory import Factory
 from .search import FTS5Index
+from .transactions import SQLiteLogTransaction, log_transaction
 
 MEMORY_URL = "memory://"
 FILE_SCHEME = "sqlite:///"
@@ -85,8 +87,9 @@ class SQLiteBackend(Backend):
     def classify(self, error: BaseException) -> Failure:
         if isinstance(error, IntegrityError):
             return Failure.CONFLICT
-        code = getattr(error.__cause__, "sqlite_errorcode", None)
-        if code is not None and code & 0xFF in _LASTING_CODES:
+        cause = error.__cause__
+        code = getattr(cause, "sqlite_errorcode", None)
+        if code is not None and code & 0xFF in _LASTING_CODES or isinstance(cause, OSError):
             return Failure.LASTING
         return Failure.BUSY
 
@@ -110,8 +113,9 @@ class SQLiteBackend(Backend):
         erasure.ensure_fence(recorder)
         return views
 
-    def replace_stream(self, log: Application[UUID], tombstone: StoredEvent) -> None:
-        erasure.replace_stream(log, tombstone)
+    def writing(self, log: Application[UUID]) -> AbstractContextManager[SQLiteLogTransaction]:
+        assert isinstance(log.recorder, SQLiteApplicationRecorder)
+        return log_transaction(log.recorder)
 
     def scrub(self, log: Application[UUID]) -> None:
         erasure.scrub(log)

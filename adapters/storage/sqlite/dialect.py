@@ -9,18 +9,18 @@ table. SQLite cannot notify: the views' follower polls.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 import orjson
-from eventsourcing.persistence import IntegrityError, OperationalError, PersistenceError
+from eventsourcing.persistence import IntegrityError
 from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore, SQLiteTrackingRecorder
 
 from ..sql.dialect import Dialect
 from ..sql.schema import ColumnTypes
+from .transactions import library_errors, writers_turn
 
 SQLITE_COLUMNS = ColumnTypes(
     text="TEXT",
@@ -50,13 +50,8 @@ class SQLiteDialect(Dialect):
         with self.datastore.get_connection(commit=False) as connection:
             cursor = connection.cursor()
             try:
-                yield cursor
-            except sqlite3.IntegrityError as error:
-                raise IntegrityError(error) from error
-            except sqlite3.OperationalError as error:
-                raise OperationalError(error) from error
-            except sqlite3.Error as error:
-                raise PersistenceError(error) from error
+                with library_errors():
+                    yield cursor
             finally:
                 cursor.sqlite_cursor.close()
 
@@ -71,9 +66,10 @@ class SQLiteDialect(Dialect):
         settings = {"synchronous": ("NORMAL", "FULL")}
         if rebuilding:
             settings |= {"secure_delete": ("FAST", "1"), "wal_autocheckpoint": ("10000", "1000")}
-        with self.datastore.get_connection(commit=True) as connection:
-            cursor = connection.cursor()
-            try:
+        pool = self.datastore.pool
+        with writers_turn(pool.db_name, pool.lock_timeout or 5), library_errors():
+            with self.datastore.get_connection(commit=True) as connection:
+                cursor = connection.cursor()
                 for name, (during, _) in settings.items():
                     cursor.execute(f"PRAGMA {name} = {during}")
                 try:
@@ -87,8 +83,6 @@ class SQLiteDialect(Dialect):
                 finally:
                     for name, (_, after) in settings.items():
                         cursor.execute(f"PRAGMA {name} = {after}")
-            except sqlite3.OperationalError as error:
-                raise OperationalError(error) from error
 
     def create_tables(self, statements: Sequence[str]) -> None:
         try:

@@ -1,14 +1,14 @@
-"""Erasure on SQLite: a session's stream replaced by its tombstone, then the bytes scrubbed.
+"""Erasure on SQLite: the version fence, and scrubbing the bytes an erasure deleted.
 
 - The version fence: a trigger refuses an event whose version is not above every stored
   version of its stream. The primary key alone refuses a version that is stored; once an
   erasure deleted versions 1..n, a writer holding a stale copy of the transcript would
   otherwise store version k < n after the tombstone. The fence turns that into a version
   conflict, which the writer retries against the erased transcript.
-- `replace_stream` inserts the tombstone with the library's own insert (in the library's
-  transaction) and deletes the earlier events in the same transaction. The log position is
-  the events table's rowid (no AUTOINCREMENT): the tombstone, inserted first, holds the
-  largest rowid, so a deleted rowid is never reused below a position the views tracked.
+- The erasure's transaction (the log's, see `transactions`) inserts the tombstone, then
+  deletes the earlier events. The log position is the events table's rowid (no
+  AUTOINCREMENT): the tombstone, inserted first, holds the largest rowid, so a deleted rowid
+  is never reused below a position the views tracked.
 - Every connection deletes with `secure_delete` on (`factory`): a deleted row's bytes
   are zeroed in its page. `scrub` then merges the search index into one segment (its old
   segments, which still list the deleted words, are deleted and so zeroed) and checkpoints
@@ -21,10 +21,9 @@ import time
 from uuid import UUID
 
 from eventsourcing.application import Application
-from eventsourcing.persistence import OperationalError, StoredEvent
+from eventsourcing.persistence import OperationalError
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteDatastore
 
-from .. import internals
 from .search import SEARCH_TABLE
 
 FENCE_TRIGGER = "{table}_version_fence"
@@ -53,19 +52,6 @@ def ensure_fence(recorder: SQLiteApplicationRecorder) -> None:
             return
     with recorder.datastore.transaction(commit=True) as c:
         c.execute(fence_statement(table))
-
-
-def replace_stream(log: Application[UUID], tombstone: StoredEvent) -> None:
-    """Insert the tombstone, then delete every earlier event of its stream: one transaction."""
-    recorder = log.recorder
-    assert isinstance(recorder, SQLiteApplicationRecorder)
-    with recorder.datastore.transaction(commit=True) as c:
-        internals.insert_in_transaction(recorder, c, [tombstone])
-        c.execute(
-            f"DELETE FROM {recorder.events_table_name} "
-            "WHERE originator_id = ? AND originator_version < ?",
-            (tombstone.originator_id.hex, tombstone.originator_version),
-        )
 
 
 def scrub(log: Application[UUID]) -> None:

@@ -12,19 +12,26 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from ....application import backoff
+from ....application import retry
 from ....domain.errors import NotAStoreError, StorageError
 
+LOCK_SUFFIX = "-lock"
 EVENTS_TABLE = "stored_events"  # the event log: a SQLite file without it is not a store
 _BUSY = frozenset({5, 6, 15})  # SQLITE_BUSY, _LOCKED, _PROTOCOL: another connection is busy
 
 
 def prepare(path: Path, lock_timeout: float) -> None:
-    """Refuse a database of another program; create the file (0600, its directory 0700)
-    and put it in WAL mode."""
+    """Refuse a database of another program; create the file and its writers' lock file
+    (0600, their directory 0700) and put the database in WAL mode."""
     _refuse_foreign_database(path)
     _create_private(path)
     _use_wal(path, lock_timeout)
+    _create_private(lock_file(path))
+
+
+def lock_file(database: Path) -> Path:
+    """The file whose locks order the store's writers (see `transactions`)."""
+    return database.with_name(database.name + LOCK_SUFFIX)
 
 
 def check_store(path: Path) -> None:
@@ -100,7 +107,7 @@ def _open_for_writing(path: Path) -> int:
 
 def _use_wal(path: Path, timeout: float) -> None:
     error: sqlite3.Error | None = None
-    for _ in backoff.attempts(timeout):
+    for _ in retry.attempts(timeout):
         try:
             with sqlite3.connect(path, timeout=timeout) as connection:
                 if connection.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":

@@ -1,0 +1,68 @@
+"""Write transactions on a PostgreSQL store's log.
+
+Each takes the library's table lock on the log first (`LOCK TABLE … IN EXCLUSIVE MODE`, the
+lock every insert of the library takes, so that log positions commit in order), waiting up
+to the lock timeout. PostgreSQL grants a lock in the order it was asked for, so writers of
+every process take turns. Inserts are the library's statement, with its NOTIFY for live
+followers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import StoredEvent
+from eventsourcing.postgres import PostgresApplicationRecorder
+from psycopg.sql import SQL, Identifier
+
+
+class PostgresLogTransaction:
+    """A write transaction on a PostgreSQL store's log (see `LogTransaction`)."""
+
+    def __init__(self, recorder: PostgresApplicationRecorder, cursor: Any) -> None:
+        self.recorder = recorder
+        self.cursor = cursor
+        table = SQL("{}.{}").format(
+            Identifier(recorder.datastore.schema), Identifier(recorder.events_table_name)
+        )
+        self._select = SQL(
+            "SELECT originator_version, topic, state FROM {} "
+            "WHERE originator_id = %s AND originator_version > %s ORDER BY originator_version"
+        ).format(table)
+        self._delete = SQL(
+            "DELETE FROM {} WHERE originator_id = %s AND originator_version < %s"
+        ).format(table)
+        self._notify = SQL("NOTIFY {}").format(Identifier(recorder.channel_name))
+
+    def events(self, stream_id: UUID, *, after: int) -> list[StoredEvent]:
+        self.cursor.execute(self._select, (stream_id, after), prepare=True)
+        return [
+            StoredEvent(stream_id, row["originator_version"], row["topic"], row["state"])
+            for row in self.cursor.fetchall()
+        ]
+
+    def insert(self, events: Sequence[StoredEvent]) -> None:
+        recorder = self.recorder
+        rows = [
+            recorder.construct_pg_stored_event(
+                event.originator_id, event.originator_version, event.topic, event.state
+            )
+            for event in events
+        ]
+        self.cursor.execute(self._notify)
+        self.cursor.execute(recorder.insert_events_statement, (rows,), prepare=True)
+
+    def delete_before(self, stream_id: UUID, version: int) -> None:
+        self.cursor.execute(self._delete, (stream_id, version))
+
+
+@contextmanager
+def log_transaction(recorder: PostgresApplicationRecorder) -> Iterator[PostgresLogTransaction]:
+    """A write transaction on the log, holding its table lock from the start."""
+    with recorder.datastore.transaction(commit=True) as cursor:
+        for statement in recorder.lock_table_statements:
+            cursor.execute(statement, prepare=True)
+        yield PostgresLogTransaction(recorder, cursor)

@@ -1,0 +1,192 @@
+"""Write transactions on a SQLite store, taken in turn by its writers in every process.
+
+SQLite lets a connection that waits for the write lock sleep and try again, up to 100 ms
+apart; a writer in a tight loop releases and takes the lock again far sooner, so every other
+writer waits out the whole lock timeout. So each write transaction of a store file — the
+log's (appends, compactions, erasures) and the views' (projection, rebuilds) — first takes
+its turn (`WriterTurns`): two byte ranges of the file `<store>-lock`, a gate and the turn,
+locked with open-file-description locks (per open file, so threads queue like processes).
+A writer holds the gate while it waits for the turn, so the writer that just had the turn
+queues behind the one waiting: no writer has the lock twice while another waits. Then the
+transaction takes SQLite's lock (`BEGIN IMMEDIATE`), which is free but for programs that do
+not take turns, waited for up to the lock timeout.
+
+Without open-file-description locks (not Linux) writers do not take turns: SQLite's lock
+alone orders them.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sqlite3
+import struct
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from uuid import UUID
+
+from eventsourcing.persistence import (
+    DatabaseError,
+    IntegrityError,
+    OperationalError,
+    PersistenceError,
+    StoredEvent,
+)
+from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
+
+from .files import lock_file
+
+GATE, TURN = 0, 1  # byte offsets in the lock file
+FIRST_POLL, MAX_POLL = 0.0001, 0.002  # seconds between tries of a lock another writer holds
+_OFD_LOCKS = hasattr(fcntl, "F_OFD_SETLK")
+
+
+@contextmanager
+def library_errors() -> Iterator[None]:
+    """sqlite3's errors as the library's (which the backend classifies)."""
+    try:
+        yield
+    except sqlite3.IntegrityError as error:
+        raise IntegrityError(error) from error
+    except sqlite3.OperationalError as error:
+        raise OperationalError(error) from error
+    except sqlite3.DatabaseError as error:
+        raise DatabaseError(error) from error
+    except sqlite3.Error as error:
+        raise PersistenceError(error) from error
+
+
+class WriterTurns:
+    """The turns of one store file's writers (one per file in a process: `turns_of`)."""
+
+    def __init__(self, database: Path) -> None:
+        self.path = lock_file(database)
+        self._local = threading.local()  # one open file per thread: threads queue too
+
+    @contextmanager
+    def turn(self, timeout: float) -> Iterator[None]:
+        """Wait for this writer's turn (up to `timeout` seconds), hold it while the block runs."""
+        descriptor = self._file()
+        deadline = time.monotonic() + timeout
+        _take(descriptor, GATE, deadline)
+        try:
+            _take(descriptor, TURN, deadline)
+        finally:
+            _lock(descriptor, GATE, fcntl.F_UNLCK)
+        try:
+            yield
+        finally:
+            _lock(descriptor, TURN, fcntl.F_UNLCK)
+
+    def _file(self) -> int:
+        opened: _LockFile | None = getattr(self._local, "file", None)
+        if opened is None:
+            opened = self._local.file = _LockFile(self.path)
+        return opened.descriptor
+
+
+class _LockFile:
+    """The lock file, open for one thread; closed (its locks released) with the thread."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            self.descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as error:  # classified as lasting: waiting does not cure it
+            raise OperationalError(f"cannot open {path}: {error.strerror}") from error
+
+    def __del__(self) -> None:
+        if hasattr(self, "descriptor"):
+            os.close(self.descriptor)
+
+
+def _lock(descriptor: int, offset: int, kind: int) -> bool:
+    """Lock (or unlock) one byte of the file, without waiting; whether it was done."""
+    request = struct.pack("hhqqi4x", kind, os.SEEK_SET, offset, 1, 0)
+    try:
+        fcntl.fcntl(descriptor, fcntl.F_OFD_SETLK, request)
+    except (BlockingIOError, PermissionError):
+        return False
+    return True
+
+
+def _take(descriptor: int, offset: int, deadline: float) -> None:
+    delay = FIRST_POLL
+    while not _lock(descriptor, offset, fcntl.F_WRLCK):
+        if time.monotonic() >= deadline:
+            raise OperationalError("database is locked: other writers kept their turn")
+        time.sleep(delay)
+        delay = min(MAX_POLL, delay * 2)
+
+
+class SQLiteLogTransaction:
+    """A write transaction on a SQLite store's log (see `LogTransaction`)."""
+
+    def __init__(self, recorder: SQLiteApplicationRecorder, cursor: SQLiteCursor) -> None:
+        self.recorder = recorder
+        self.cursor = cursor
+        table = recorder.events_table_name
+        self._select = (
+            f"SELECT originator_version, topic, state FROM {table} "
+            "WHERE originator_id = ? AND originator_version > ? ORDER BY originator_version"
+        )
+        self._delete = f"DELETE FROM {table} WHERE originator_id = ? AND originator_version < ?"
+
+    def events(self, stream_id: UUID, *, after: int) -> list[StoredEvent]:
+        self.cursor.execute(self._select, (stream_id.hex, after))
+        return [StoredEvent(stream_id, row[0], row[1], row[2]) for row in self.cursor.fetchall()]
+
+    def insert(self, events: Sequence[StoredEvent]) -> None:
+        self.cursor.executemany(
+            self.recorder.insert_events_statement,
+            [(e.originator_id.hex, e.originator_version, e.topic, e.state) for e in events],
+        )
+
+    def delete_before(self, stream_id: UUID, version: int) -> None:
+        self.cursor.execute(self._delete, (stream_id.hex, version))
+
+
+@contextmanager
+def writers_turn(database: str, timeout: float) -> Iterator[None]:
+    """Hold a writer's turn of the store file `database` while the block runs (an in-memory
+    store, whose writers are threads of one process, and a system without the locks turns
+    need, take none)."""
+    if not _OFD_LOCKS or "mode=memory" in database:
+        yield
+        return
+    turns = _registry.get(database)
+    if turns is None:
+        with _registry_lock:
+            turns = _registry.setdefault(database, WriterTurns(Path(database).resolve()))
+    with turns.turn(timeout):
+        yield
+
+
+@contextmanager
+def log_transaction(recorder: SQLiteApplicationRecorder) -> Iterator[SQLiteLogTransaction]:
+    """A write transaction on the log, in its writer's turn, holding SQLite's write lock."""
+    datastore = recorder.datastore
+    pool = datastore.pool
+    with writers_turn(pool.db_name, pool.lock_timeout or 5), library_errors():
+        with datastore.get_connection(commit=True) as connection:
+            cursor = connection.cursor()
+            cursor.execute("BEGIN IMMEDIATE")
+            try:
+                yield SQLiteLogTransaction(recorder, cursor)
+            except BaseException:
+                _roll_back(connection)
+                raise
+            connection.commit()
+
+
+def _roll_back(connection: object) -> None:
+    try:
+        connection.rollback()  # type: ignore[attr-defined]
+    except sqlite3.Error:
+        pass  # the connection failed: SQLite rolls back what it did not commit
+
+
+_registry: dict[str, WriterTurns] = {}  # by database file name
+_registry_lock = threading.Lock()

@@ -1,0 +1,69 @@
+"""Calls to storage, retried while waiting can cure them: exponential backoff with full jitter,
+up to the lock timeout. Whatever they fail with reaches the caller as a `StorageError`.
+
+The backend classifies each failure (`Failure`): the lock not obtained in time or a dropped
+connection is retried, as is a version conflict; what waiting does not cure (a full disk, a
+read-only file) fails at once. Retrying a write is safe because every write is idempotent:
+message ids are chosen before the first attempt, and a compaction that landed is seen as
+landed.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+from eventsourcing.persistence import PersistenceError
+
+from ..domain.errors import StorageError
+from .storage import Failure
+
+T = TypeVar("T")
+
+FIRST_DELAY = 0.002
+MAX_DELAY = 0.25
+
+
+def attempts(timeout: float) -> Iterator[int]:
+    """Yield attempt numbers, sleeping between them, until `timeout` seconds have passed.
+
+    The first attempt is immediate; the caller stops iterating once an attempt succeeds.
+    """
+    deadline = time.monotonic() + timeout
+    number = 0
+    while True:
+        yield number
+        number += 1
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return
+        ceiling = min(MAX_DELAY, FIRST_DELAY * 2**number)
+        time.sleep(min(remaining, random.uniform(0, ceiling)))
+
+
+class StorageCalls:
+    """Runs calls to one store's storage."""
+
+    def __init__(self, classify: Callable[[BaseException], Failure], lock_timeout: float) -> None:
+        self.classify = classify
+        self.lock_timeout = lock_timeout
+
+    def run(self, call: Callable[[], T], what: str) -> T:
+        """`call()`, again after a failure waiting can cure, until the lock timeout;
+        StorageError saying `what` could not be done otherwise."""
+        failed: PersistenceError | None = None
+        for _ in attempts(self.lock_timeout):
+            try:
+                return call()
+            except PersistenceError as error:
+                if self.classify(error) is Failure.LASTING:
+                    raise StorageError(f"cannot {what}: {error}") from error
+                failed = error
+        cause = (
+            "other writers kept winning the race"
+            if failed is not None and self.classify(failed) is Failure.CONFLICT
+            else failed
+        )
+        raise StorageError(f"could not {what} within {self.lock_timeout:g} s: {cause}") from failed
