@@ -30,10 +30,9 @@ from ..domain.messages import Message, as_message_list, new_message_id
 from ..domain.transcript import Transcript
 from ..projections.fold import SessionFold
 from ..projections.projector import Projector
-from ..projections.rows import SessionRow
 from ..projections.verify import VerifyReport
 from ..projections.views import Progress, TranscriptViews, ViewStatus
-from . import maintenance
+from . import arguments, maintenance
 from .compaction import Compactions, Summarize
 from .event_log import UNREADABLE, TranscriptLog, corrupt_session
 from .results import (
@@ -123,6 +122,7 @@ class TranscriptStore:
 
     def append(self, session_id: str, messages: Iterable[object]) -> list[Message]:
         """Store messages atomically; return each as stored, with its `id`."""
+        session_id = arguments.session_id(session_id)
         messages = as_message_list(messages)
         fresh_ids = [new_message_id() for _ in messages]  # once: a retry stores the same
         return self._log.write(
@@ -140,12 +140,8 @@ class TranscriptStore:
 
     def begin_compaction(self, session_id: str) -> CompactionAttempt:
         """Take the active snapshot a compaction is computed against."""
-        snapshot = self._views.snapshot(session_id)
-        if snapshot is None:
-            raise SessionNotFoundError(session_id)
-        version, messages = snapshot
-        if not messages:
-            self._check_not_erased(session_id)
+        session_id = arguments.session_id(session_id)
+        version, messages = self._read(lambda: self._views.snapshot(session_id))
         return self._compactions.begin(session_id, version, messages)
 
     def commit_compaction(
@@ -158,6 +154,9 @@ class TranscriptStore:
         tokens_after: int | None = None,
     ) -> CompactionResult:
         """Replace the attempt's snapshot with `replacement`, or record why it cannot."""
+        arguments.text(reason, "reason")
+        arguments.optional_integer(tokens_before, "tokens_before")
+        arguments.optional_integer(tokens_after, "tokens_after")
         return self._compactions.commit(
             attempt,
             replacement,
@@ -180,6 +179,10 @@ class TranscriptStore:
         The audit lists the snapshot ids the attempt would have superseded: all of them, or,
         when the `replacement` that could not be committed is given, the ones it does not keep.
         """
+        if not isinstance(error, (BaseException, str)):
+            raise TranscriptError(f"error must be an exception or a string: {error!r}")
+        arguments.text(failure, "failure")
+        arguments.text(reason, "reason")
         return self._compactions.fail(
             attempt, error, failure=failure, reason=reason, replacement=replacement
         )
@@ -190,7 +193,11 @@ class TranscriptStore:
         """Begin a compaction, call `summarize(active_messages)`, commit its replacement.
 
         Whatever `summarize` raises is recorded as a `summarize_error` and changes nothing.
+        Storage trouble is never raised once the attempt began: it is a `storage_error`
+        failure (StorageError only if the active context cannot be read to begin with).
         """
+        arguments.function(summarize, "summarize")
+        arguments.text(reason, "reason")
         attempt = self.begin_compaction(session_id)
         return self._compactions.run(attempt, summarize, reason=reason)
 
@@ -201,11 +208,12 @@ class TranscriptStore:
         id, source, model, start time, erasure time and counts. Erasing it again changes
         nothing (`already_erased`) but cleans the store's files again.
         """
+        session_id = arguments.session_id(session_id)
         tombstone, already = self._log.erase(session_id)
         try:
-            self._views.catch_up()
-            self._backend.scrub(self._log)
-        except PersistenceError as error:
+            self._read(self._views.catch_up)
+            self._read(lambda: self._backend.scrub(self._log))
+        except StorageError as error:
             raise StorageError(
                 f"session {session_id!r} was erased, but the store could not be cleaned of "
                 f"it: {error} (forget it again to retry)"
@@ -216,46 +224,41 @@ class TranscriptStore:
 
     def active(self, session_id: str) -> list[Message]:
         """The active context, in order, each message with its `id`."""
-        return self._found(session_id, self._views.active(_storable(session_id)))
+        session_id = arguments.session_id(session_id)
+        return self._read(lambda: self._views.active(session_id))
 
     def active_at(self, session_id: str, version: int) -> list[Message]:
         """The active context right after event `version` of the session."""
-        if type(version) is not int or version < 1:
-            raise TranscriptError(f"a version is a positive integer: {version!r}")
+        session_id = arguments.session_id(session_id)
+        arguments.integer(version, "a version")
         return self._fold(session_id, lte=version).active()
 
     def history(self, session_id: str) -> list[dict[str, Any]]:
         """Every message ever stored, in order, with its active / superseded marks."""
-        rows = self._found(session_id, self._views.history(_storable(session_id)))
+        session_id = arguments.session_id(session_id)
+        rows = self._read(lambda: self._views.history(session_id))
         return [history_entry(row) for row in rows]
 
     def compactions(self, session_id: str) -> list[dict[str, Any]]:
         """The compaction audit, oldest first: committed and failed attempts."""
-        rows = self._found(session_id, self._views.attempts(_storable(session_id)))
+        session_id = arguments.session_id(session_id)
+        rows = self._read(lambda: self._views.attempts(session_id))
         return [row.as_audit_entry() for row in rows]
 
     def events(self, session_id: str) -> list[dict[str, Any]]:
         """The raw event log of a session."""
+        session_id = arguments.session_id(session_id)
         return [event_entry(event) for event in self._log.session_events(session_id)]
 
     def sessions(self) -> list[dict[str, Any]]:
         """Every session, in the order they were started."""
-        return [row.as_summary() for row in self._views.sessions()]
+        return [row.as_summary() for row in self._read(self._views.sessions)]
 
     def explain(self, session_id: str, message_id: str) -> dict[str, Any]:
         """Why a message is (or is not) in the active context: who added it, who superseded it."""
-        _storable(session_id)
-        stored = not (isinstance(message_id, str) and "\x00" in message_id)
-        row = self._views.message(session_id, message_id) if stored else None
-        if row is None:
-            self._check_not_erased(
-                session_id, self._found(session_id, self._views.session(session_id))
-            )
-            raise MessageNotFoundError(session_id, message_id)
-        adding = self._views.attempt(row.added_by) if row.added_by else None
-        superseding = self._views.attempt(row.superseded_by) if row.superseded_by else None
-        position = self._views.active_position(session_id, message_id)
-        return explanation(row, adding, superseding, position)
+        session_id = arguments.session_id(session_id)
+        message_id = arguments.message_id(message_id)
+        return self._read(lambda: self._explain(session_id, message_id))
 
     def search(
         self,
@@ -272,10 +275,16 @@ class TranscriptStore:
         rest of FTS5's (prefix*, NEAR), on PostgreSQL web-search syntax (-word).
         Each hit: session_id, message_id, role, active, snippet (matches in «guillemets»), rank.
         """
-        if not isinstance(limit, int) or limit < 1:
-            raise TranscriptError(f"a search limit is a positive integer: {limit!r}")
-        hits = self._views.search(
-            query, session_id=session_id, role=role, active_only=active_only, limit=limit
+        query = arguments.text(query, "a search query")
+        role = arguments.optional_text(role, "role")
+        arguments.flag(active_only, "active_only")
+        arguments.integer(limit, "a search limit")
+        if session_id is not None and not arguments.storable_session_id(session_id):
+            return []  # no session has that id
+        hits = self._read(
+            lambda: self._views.search(
+                query, session_id=session_id, role=role, active_only=active_only, limit=limit
+            )
         )
         return [asdict(hit) for hit in hits]
 
@@ -287,15 +296,17 @@ class TranscriptStore:
         `progress(done, total)` is called after each batch. Readers see the old views until
         the new ones are complete.
         """
-        return self._views.rebuild(progress)
+        arguments.callback(progress, "progress")
+        return self._read(lambda: self._views.rebuild(progress), "rebuild the views")
 
     def catch_up_projections(self, progress: Progress | None = None) -> int:
         """Project the log entries the views have not seen yet; return how many."""
-        return self._views.catch_up(progress)
+        arguments.callback(progress, "progress")
+        return self._read(lambda: self._views.catch_up(progress), "catch the views up")
 
     def projection_status(self) -> list[ViewStatus]:
         """Per view: its version, tracked position against the log head, rows, quarantined."""
-        return self._views.status()
+        return self._read(self._views.status)
 
     def follow_projections(
         self, stop: threading.Event, on_batch: Callable[[int], None] | None = None
@@ -307,7 +318,12 @@ class TranscriptStore:
         projecting what has arrived in batches; on SQLite it polls. Every event is projected
         exactly once, whoever projects it (followers, or queries catching up).
         """
-        return self._views.follow(stop, on_batch)
+        arguments.stop_event(stop)
+        arguments.callback(on_batch, "on_batch")
+        try:
+            return self._views.follow(stop, on_batch)
+        except PersistenceError as error:
+            raise StorageError(f"cannot follow the log: {error}") from error
 
     def following_projections(self) -> AbstractContextManager[None]:
         """Follow the log in a background thread while the block runs (see
@@ -320,40 +336,35 @@ class TranscriptStore:
         Events that cannot be decoded or applied are left out of the fold, as the views
         leave them out: they are reported as quarantined.
         """
-        return maintenance.verify(self._log, self._views)
+        return self._read(lambda: maintenance.verify(self._log, self._views), "verify the views")
 
     # -- internals -------------------------------------------------------------------------
 
-    def _found(self, session_id: str, result: T | None) -> T:
-        """The views' answer for a session; raise if it is unknown, or erased (an erased
-        session has no rows, so only an empty answer needs the check)."""
-        if result is None:
-            raise SessionNotFoundError(session_id)
-        if not result:
-            self._check_not_erased(session_id)
-        return result
+    def _read(self, call: Callable[[], T], what: str = "read the store") -> T:
+        """`call()`, retried while waiting can cure its storage trouble (typed if not)."""
+        return self._log.calls.run(call, what)
 
-    def _check_not_erased(self, session_id: str, row: SessionRow | None = None) -> None:
-        row = row or self._views.session(_storable(session_id))
-        if row is not None and row.erased_at is not None:
-            raise SessionErasedError(session_id, row.erased_at)
+    def _explain(self, session_id: str, message_id: str) -> dict[str, Any]:
+        if message_id and "\x00" not in message_id:  # else never stored (a valid id has no NUL)
+            row = self._views.message(session_id, message_id)
+        else:
+            self._views.check_session(session_id)
+            row = None
+        if row is None:
+            raise MessageNotFoundError(session_id, message_id)
+        adding = self._views.attempt(row.added_by) if row.added_by else None
+        superseding = self._views.attempt(row.superseded_by) if row.superseded_by else None
+        position = self._views.active_position(session_id, message_id)
+        return explanation(row, adding, superseding, position)
 
     def _fold(self, session_id: str, lte: int | None = None) -> SessionFold:
         try:
             fold = SessionFold.of(self._log.session_events(session_id, lte=lte))
         except SessionNotFoundError:
-            self._check_not_erased(session_id)  # the versions before its tombstone are gone
+            self._read(lambda: self._views.check_session(session_id))  # erased: gone before
             raise
         except UNREADABLE as error:
             raise corrupt_session(session_id, error) from error
         if fold.erased_at is not None:
             raise SessionErasedError(session_id, fold.erased_at)
         return fold
-
-
-def _storable(session_id: str) -> str:
-    """The session id, to look up in the views; one holding NUL was never started (`start`
-    refuses it: PostgreSQL text cannot hold NUL), so it is not found, on every backend."""
-    if isinstance(session_id, str) and "\x00" in session_id:
-        raise SessionNotFoundError(session_id)
-    return session_id

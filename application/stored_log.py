@@ -10,8 +10,9 @@ the other.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 from uuid import UUID
 
 from eventsourcing.persistence import Notification, PersistenceError, StoredEvent
@@ -21,6 +22,7 @@ from ..domain.transcript import Transcript
 from .event_log import UNREADABLE, TranscriptLog
 from .storage import StoreConfig
 
+T = TypeVar("T")
 PAGE_SIZE = 1000
 _FIRST_TOPICS = [Transcript.Started.TOPIC, Transcript.Erased.TOPIC]  # a stream begins with one
 
@@ -81,16 +83,14 @@ class StoredLog:
 
     def head(self) -> int:
         """The last position of the log (0 when it is empty)."""
-        return self._log.recorder.max_notification_id() or 0
+        return self._read(lambda: self._log.recorder.max_notification_id() or 0)
 
     def pages(self, after: int = 0) -> Iterator[list[LogRecord]]:
         """The records after position `after`, in log order, a page at a time (never the
         whole log in memory)."""
         position = after
         while True:
-            page = self._log.recorder.select_notifications(
-                position, PAGE_SIZE, inclusive_of_start=False
-            )
+            page = self._notifications(position)
             if not page:
                 return
             yield [LogRecord.of(notification) for notification in page]
@@ -101,9 +101,7 @@ class StoredLog:
         Erased tombstone of a forgotten session); a corrupt one is named by its stream id."""
         position = 0
         while True:
-            page = self._log.recorder.select_notifications(
-                position, PAGE_SIZE, topics=_FIRST_TOPICS, inclusive_of_start=False
-            )
+            page = self._notifications(position, _FIRST_TOPICS)
             for notification in page:
                 record = LogRecord.of(notification)
                 try:
@@ -116,7 +114,7 @@ class StoredLog:
             position = page[-1].id
 
     def has_stream(self, stream_id: UUID) -> bool:
-        return bool(self._log.recorder.select_events(stream_id, limit=1))
+        return bool(self._read(lambda: self._log.recorder.select_events(stream_id, limit=1)))
 
     def decode(self, record: LogRecord) -> Transcript.Event:
         """The event a record holds; StorageError naming it if it cannot be decoded (a
@@ -137,6 +135,17 @@ class StoredLog:
             stored = self._log.mapper.to_stored_event(source.decode(record))
             recoded.append(replace(record, topic=stored.topic, state=stored.state))
         return recoded
+
+    def _notifications(self, after: int, topics: Sequence[str] = ()) -> Sequence[Notification]:
+        recorder = self._log.recorder
+        return self._read(
+            lambda: recorder.select_notifications(
+                after, PAGE_SIZE, topics=topics, inclusive_of_start=False
+            )
+        )
+
+    def _read(self, call: Callable[[], T]) -> T:
+        return self._log.calls.run(call, f"read the log of {self.url}")
 
     def insert(self, records: Sequence[LogRecord]) -> None:
         """Append records to this log as they are, in one transaction."""

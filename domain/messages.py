@@ -26,6 +26,8 @@ MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 """The largest message stored: its canonical JSON in UTF-8 (with its id, if given), in bytes."""
 MAX_DEPTH = 100
 """How deep a message (or session metadata) may nest objects and lists."""
+MAX_ID_LENGTH = 1024
+"""The longest session id, message id, source or model name, in characters (any text)."""
 
 _INT_MIN = -(2**63)
 _INT_MAX = 2**64 - 1
@@ -134,10 +136,15 @@ def safe_text(text: str) -> str:
 
 def check_name(name: str, what: str) -> None:
     """Raise InvalidMessageError unless `name` (an id, a source) is text every backend can
-    store as it is: valid UTF-8 without NUL (PostgreSQL text cannot hold NUL)."""
+    store and index as it is: valid UTF-8 without NUL (PostgreSQL text cannot hold NUL), at
+    most `MAX_ID_LENGTH` characters."""
     _check_text(name, what)
     if "\x00" in name:
         raise InvalidMessageError(f"{what} holds a NUL character: {name!r}")
+    if len(name) > MAX_ID_LENGTH:
+        raise InvalidMessageError(
+            f"{what} is {len(name):,} characters long, over the limit of {MAX_ID_LENGTH:,}"
+        )
 
 
 def _check_text(text: str, path: str) -> None:

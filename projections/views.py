@@ -55,27 +55,26 @@ class TranscriptViews(ABC):
     """The stored read models: plain tables users may query, kept exactly once from the log.
 
     Every query reflects the whole log: it catches the views up first if they are behind.
+    A query of one session raises SessionNotFoundError if the session was never started,
+    SessionErasedError if it was erased, and StorageError naming the version if one of its
+    events could not be read (the views quarantined it): the views would be incomplete.
     """
 
     @abstractmethod
-    def active(self, session_id: str) -> list[Message] | None:
-        """The active messages of a session in order; None if the session is unknown."""
+    def active(self, session_id: str) -> list[Message]:
+        """The active messages of a session in order."""
 
     @abstractmethod
-    def history(self, session_id: str) -> list[HistoryRow] | None:
-        """Every message of a session in storage order; None if the session is unknown."""
+    def history(self, session_id: str) -> list[HistoryRow]:
+        """Every message of a session in storage order."""
 
     @abstractmethod
-    def attempts(self, session_id: str) -> list[AttemptRow] | None:
-        """The compaction attempts of a session, oldest first; None if the session is unknown."""
+    def attempts(self, session_id: str) -> list[AttemptRow]:
+        """The compaction attempts of a session, oldest first."""
 
     @abstractmethod
-    def snapshot(self, session_id: str) -> tuple[int, list[Message]] | None:
-        """The session's version and active messages, read together; None if unknown."""
-
-    @abstractmethod
-    def session(self, session_id: str) -> SessionRow | None:
-        """The sessions row of a session."""
+    def snapshot(self, session_id: str) -> tuple[int, list[Message]]:
+        """The session's version and active messages, read together."""
 
     @abstractmethod
     def sessions(self) -> list[SessionRow]:
@@ -83,7 +82,7 @@ class TranscriptViews(ABC):
 
     @abstractmethod
     def message(self, session_id: str, message_id: str) -> HistoryRow | None:
-        """One message_history row."""
+        """One message_history row of a session, if it has that message."""
 
     @abstractmethod
     def active_position(self, session_id: str, message_id: str) -> int | None:
@@ -104,6 +103,10 @@ class TranscriptViews(ABC):
     @abstractmethod
     def quarantined(self) -> list[QuarantineRow]:
         """Log entries the views could not take."""
+
+    @abstractmethod
+    def check_session(self, session_id: str) -> None:
+        """Raise as a query of the session would (unknown, erased, unreadable event)."""
 
     @abstractmethod
     def search(

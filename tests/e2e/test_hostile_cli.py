@@ -27,10 +27,14 @@ Run = Callable[..., Result]
 DATA = Path(__file__).resolve().parents[1] / "data"
 NAMES: dict[str, dict[str, Any]] = json.loads((DATA / "hostile_names.json").read_text("utf-8"))
 JSONL_CASES: dict[str, dict[str, Any]] = json.loads((DATA / "jsonl" / "cases.json").read_text())
-SESSION_IDS = {
-    name: value if isinstance(value, str) else value["repeat"] * value["times"]
-    for name, value in NAMES["session_ids"].items()
-}
+def expanded(value: str | dict[str, Any]) -> str:
+    """A name of the corpus: text, or `{"repeat", "times", "then"}` for a long one."""
+    if isinstance(value, str):
+        return value
+    return value["repeat"] * value["times"] + value.get("then", "")
+
+
+SESSION_IDS = {name: expanded(value) for name, value in NAMES["session_ids"].items()}
 QUERIES = {**NAMES["invalid_queries"], **NAMES["invalid_fts5_queries"]}  # a SQLite store
 NOT_STORES = ["notes.txt.db", "sqlite_header_only.db", "hermes_schema_v99.db"]
 

@@ -6,7 +6,8 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from transcripts import TranscriptStore
+import pytest
+from transcripts import StorageError, TranscriptStore
 
 from .support import EVENTS_TABLE, head, row_counts, sql, tracked
 
@@ -121,7 +122,8 @@ def test_a_corrupted_stored_event_is_quarantined_and_the_other_sessions_are_proj
         store.append("good", [{"id": "g", "role": "user", "content": "fine"}])
         assert store.rebuild_projections() == head(postgres_url)
         assert [m["id"] for m in store.active("good")] == ["g"]
-        assert store.active("bad") == []
+        with pytest.raises(StorageError, match=r"a stored event is corrupt \(version 2: "):
+            store.active("bad")  # its views lack the event
         [quarantined] = sql(postgres_url, "SELECT position, session_id FROM quarantined_events")
         assert quarantined == (position, "bad")
         report = store.verify_projections()

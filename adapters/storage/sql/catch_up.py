@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 from uuid import UUID
@@ -29,6 +31,14 @@ BATCH_SIZE = 1000
 POLL_INTERVAL = 0.2  # seconds between polls of the log head where the database cannot notify
 
 Followed = Callable[[int], None]  # on_batch(events projected)
+
+
+@dataclass(frozen=True)
+class SessionState:
+    current: bool  # the views reflect the whole log
+    transcript_id: str | None  # None: no such session
+    erased_at: datetime | None
+    quarantined: int  # events of the session the views could not take
 
 
 @lru_cache(maxsize=4096)
@@ -81,10 +91,15 @@ class CatchUp:
             f"FROM {events} WHERE {position} > ? ORDER BY {position} LIMIT ?"
         )
         self._head = f"SELECT MAX({position}) AS head FROM {events}"
-        self._current = (  # in one statement, so that it reads one moment
-            f"SELECT COALESCE((SELECT MAX({position}) FROM {events}), 0) <= COALESCE(("
+        current = (
+            f"COALESCE((SELECT MAX({position}) FROM {events}), 0) <= COALESCE(("
             f"SELECT MAX(notification_id) FROM {dialect.tracking_table} "
-            "WHERE application_name = ?), 0) AS current"
+            "WHERE application_name = ?), 0)"
+        )
+        self._current = f"SELECT {current} AS current"  # one statement: one moment
+        self._session_state = (
+            f"SELECT {current} AS current, s.transcript_id, s.erased_at, s.quarantined "
+            "FROM (SELECT 1 AS one) AS one LEFT JOIN sessions AS s ON s.session_id = ?"
         )
 
     def head(self, c: Cursor) -> int:
@@ -96,6 +111,18 @@ class CatchUp:
         """Whether the live views reflect the whole log."""
         c.execute(self._current, (TRACKING_NAME,))
         return bool(c.fetchone()["current"])
+
+    def session_state(self, c: Cursor, session_id: str) -> SessionState:
+        """Whether the live views reflect the whole log, and what they hold of a session."""
+        c.execute(self._session_state, (TRACKING_NAME, session_id))
+        row = c.fetchone()
+        erased = row["erased_at"]
+        return SessionState(
+            bool(row["current"]),
+            row["transcript_id"],
+            None if erased is None else self.dialect.load_time(erased),
+            row["quarantined"] or 0,
+        )
 
     def run(
         self,

@@ -1,8 +1,7 @@
-"""The queries users' calls make of the live view tables, in one read transaction each.
+"""The queries users' calls make of the live view tables.
 
-Each takes a cursor of a transaction on views that reflect the whole log (the views open
-it). A query of an unknown session answers None, where the store tells "never started"
-from "started, and empty".
+Each takes a cursor on views that reflect the whole log, opened by the views once they
+checked the session is there to be read.
 """
 
 from __future__ import annotations
@@ -19,36 +18,36 @@ ACTIVE_ROWS = "SELECT * FROM active_messages WHERE session_id = ? ORDER BY posit
 HISTORY = "SELECT * FROM message_history WHERE session_id = ? ORDER BY seq"
 ATTEMPTS = "SELECT * FROM compaction_attempts WHERE session_id = ? ORDER BY version"
 SESSION = "SELECT * FROM sessions WHERE session_id = ?"
-EXISTS = "SELECT 1 AS found FROM sessions WHERE session_id = ?"
 
 
 class ViewQueries:
     def __init__(self, rows: RowReader) -> None:
         self.rows = rows
 
-    def active(self, c: Cursor, session_id: str) -> list[Message] | None:
+    def active(self, c: Cursor, session_id: str) -> list[Message]:
         c.execute(ACTIVE, (session_id,))
         load = self.rows.json_content
-        messages = [load(row["message"]) for row in c.fetchall()]
-        return messages if messages or self._exists(c, session_id) else None
+        return [load(row["message"]) for row in c.fetchall()]
 
-    def history(self, c: Cursor, session_id: str) -> list[HistoryRow] | None:
+    def history(self, c: Cursor, session_id: str) -> list[HistoryRow]:
         c.execute(HISTORY, (session_id,))
-        rows = [self.rows.history(row) for row in c.fetchall()]
-        return rows if rows or self._exists(c, session_id) else None
+        return [self.rows.history(row) for row in c.fetchall()]
 
-    def attempts(self, c: Cursor, session_id: str) -> list[AttemptRow] | None:
+    def attempts(self, c: Cursor, session_id: str) -> list[AttemptRow]:
         c.execute(ATTEMPTS, (session_id,))
-        rows = [self.rows.attempt(row) for row in c.fetchall()]
-        return rows if rows or self._exists(c, session_id) else None
+        return [self.rows.attempt(row) for row in c.fetchall()]
 
-    def snapshot(self, c: Cursor, session_id: str) -> tuple[int, list[Message]] | None:
+    def snapshot(self, c: Cursor, session_id: str) -> tuple[int, list[Message]]:
         c.execute("SELECT version FROM sessions WHERE session_id = ?", (session_id,))
-        row = c.fetchone()
-        if row is None:
-            return None
-        c.execute(ACTIVE, (session_id,))
-        return row["version"], [self.rows.json_content(a["message"]) for a in c.fetchall()]
+        version = c.fetchone()["version"]
+        return version, self.active(c, session_id)
+
+    def quarantined_of(self, c: Cursor, transcript_id: str) -> list[QuarantineRow]:
+        c.execute(
+            f"SELECT * FROM {QUARANTINE} WHERE transcript_id = ? ORDER BY position",
+            (transcript_id,),
+        )
+        return [self.rows.quarantine(row) for row in c.fetchall()]
 
     def session(self, c: Cursor, session_id: str) -> SessionRow | None:
         c.execute(SESSION, (session_id,))
@@ -105,8 +104,3 @@ class ViewQueries:
             f"FROM {QUARANTINE} ORDER BY position"
         )
         return [self.rows.quarantine(row) for row in c.fetchall()]
-
-    @staticmethod
-    def _exists(c: Cursor, session_id: str) -> bool:
-        c.execute(EXISTS, (session_id,))
-        return c.fetchone() is not None

@@ -18,7 +18,12 @@ from uuid import UUID
 
 from eventsourcing.persistence import Mapper
 
-from ....domain.errors import InvalidSearchError
+from ....domain.errors import (
+    InvalidSearchError,
+    SessionErasedError,
+    SessionNotFoundError,
+    StorageError,
+)
 from ....domain.messages import Message
 from ....projections.projector import Projector
 from ....projections.rows import (
@@ -30,7 +35,7 @@ from ....projections.rows import (
 )
 from ....projections.views import Progress, SearchHit, SessionRows, TranscriptViews, ViewStatus
 from ..sealing import content_columns
-from .catch_up import TRACKING_NAME, CatchUp, Followed
+from .catch_up import TRACKING_NAME, CatchUp, Followed, SessionState
 from .dialect import Cursor, Dialect
 from .queries import ViewQueries
 from .rebuild import Rebuild
@@ -87,36 +92,36 @@ class SQLTranscriptViews(TranscriptViews):
 
     # -- queries ---------------------------------------------------------------------------
 
-    def active(self, session_id: str) -> list[Message] | None:
-        with self._current() as c:
+    def active(self, session_id: str) -> list[Message]:
+        with self._session(session_id) as c:
             return self.queries.active(c, session_id)
 
-    def history(self, session_id: str) -> list[HistoryRow] | None:
-        with self._current() as c:
+    def history(self, session_id: str) -> list[HistoryRow]:
+        with self._session(session_id) as c:
             return self.queries.history(c, session_id)
 
-    def attempts(self, session_id: str) -> list[AttemptRow] | None:
-        with self._current() as c:
+    def attempts(self, session_id: str) -> list[AttemptRow]:
+        with self._session(session_id) as c:
             return self.queries.attempts(c, session_id)
 
-    def snapshot(self, session_id: str) -> tuple[int, list[Message]] | None:
-        with self._current(snapshot=True) as c:
+    def snapshot(self, session_id: str) -> tuple[int, list[Message]]:
+        with self._session(session_id, snapshot=True) as c:
             return self.queries.snapshot(c, session_id)
 
-    def session(self, session_id: str) -> SessionRow | None:
-        with self._current() as c:
-            return self.queries.session(c, session_id)
+    def check_session(self, session_id: str) -> None:
+        with self._session(session_id):
+            pass
 
     def sessions(self) -> list[SessionRow]:
         with self._current() as c:
             return self.queries.sessions(c)
 
     def message(self, session_id: str, message_id: str) -> HistoryRow | None:
-        with self._current() as c:
+        with self._session(session_id) as c:
             return self.queries.message(c, session_id, message_id)
 
     def active_position(self, session_id: str, message_id: str) -> int | None:
-        with self._current() as c:
+        with self._session(session_id) as c:
             return self.queries.active_position(c, session_id, message_id)
 
     def attempt(self, compaction_id: str) -> AttemptRow | None:
@@ -147,6 +152,11 @@ class SQLTranscriptViews(TranscriptViews):
         self.search_index.check_available()
         if not query.strip():
             raise InvalidSearchError("the search query is empty")
+        if session_id is not None:
+            try:
+                self.check_session(session_id)  # StorageError if one of its events is corrupt
+            except (SessionNotFoundError, SessionErasedError):
+                return []
         with self._current() as c:
             return self.search_index.search(
                 c, query, session_id=session_id, role=role, active_only=active_only, limit=limit
@@ -179,6 +189,32 @@ class SQLTranscriptViews(TranscriptViews):
 
     def ensure_current(self) -> None:
         self._rebuild.ensure_current(self.content)
+
+    @contextmanager
+    def _session(self, session_id: str, *, snapshot: bool = False) -> Iterator[Cursor]:
+        """A cursor on views that reflect the whole log, once they hold the session whole
+        (see `TranscriptViews`); caught up first if behind."""
+        while True:
+            with self.dialect.reading(snapshot=snapshot) as c:
+                state = self._catch_up.session_state(c, session_id)
+                if state.current:
+                    self._check(c, session_id, state)
+                    yield c
+                    return
+            self.catch_up()
+
+    def _check(self, c: Cursor, session_id: str, state: SessionState) -> None:
+        if state.transcript_id is None:
+            raise SessionNotFoundError(session_id)
+        if state.erased_at is not None:
+            raise SessionErasedError(session_id, state.erased_at)
+        if state.quarantined:
+            (first, *_) = self.queries.quarantined_of(c, state.transcript_id) or [None]
+            detail = f"version {first.version}: {first.reason}" if first else "an event"
+            raise StorageError(
+                f"cannot read session {session_id!r}: a stored event is corrupt ({detail}); "
+                "the views leave it out (quarantined)"
+            )
 
     @contextmanager
     def _current(self, *, snapshot: bool = False) -> Iterator[Cursor]:

@@ -1,6 +1,8 @@
 """An event the views cannot take (a corrupt payload, an unknown topic) does not stop a rebuild
 or a catch-up: it goes to quarantined_events with its position and reason, its session is
-flagged, the other sessions are projected completely, and status and verify report it."""
+flagged (its other events projected, but reading it is a StorageError naming the event: its
+views are incomplete), the other sessions are projected completely, and status and verify
+report it."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import sqlite3
 from collections.abc import Callable
 
 import pytest
-from transcripts import TranscriptStore
+from transcripts import StorageError, TranscriptStore
 from transcripts.domain.transcript import transcript_id
 
 from .support import connect, expected_summary, fold_of, head, tracked
@@ -60,6 +62,21 @@ def assert_well_is_complete(store: TranscriptStore, url: str) -> None:
     assert summary == expected_summary(fold)
 
 
+def active_ids(url: str, session_id: str) -> list[str]:
+    """The message ids of a session's active_messages rows, in order."""
+    with connect(url) as db:
+        rows = db.execute(
+            "SELECT message_id FROM active_messages WHERE session_id = ? ORDER BY position",
+            (session_id,),
+        )
+        return [message_id for (message_id,) in rows]
+
+
+def assert_unreadable(store: TranscriptStore, session_id: str, version: int) -> None:
+    with pytest.raises(StorageError, match=rf"a stored event is corrupt \(version {version}: "):
+        store.active(session_id)
+
+
 def quarantined(url: str) -> list[tuple]:
     with connect(url) as db:
         return db.execute(
@@ -91,7 +108,8 @@ def test_a_rebuild_quarantines_the_corrupt_event_and_projects_every_other_one(
         assert store.rebuild_projections() == head(sqlite_url)
         assert tracked(sqlite_url) == head(sqlite_url)
         assert_well_is_complete(store, sqlite_url)
-        assert [m["id"] for m in store.active(SICK)] == ["s0", "s2"]
+        assert active_ids(sqlite_url, SICK) == ["s0", "s2"]
+        assert_unreadable(store, SICK, 3)
         (row,) = quarantined(sqlite_url)
         assert row[:3] == (corrupted, SICK, 3)
         assert row[4]  # a reason
@@ -141,7 +159,8 @@ def test_a_store_opened_on_lagging_views_quarantines_the_corrupt_event_while_cat
         assert tracked(sqlite_url) == head(sqlite_url)
         assert [row[:3] for row in quarantined(sqlite_url)] == [(position, WELL, 6)]
         assert [m["id"] for m in store.active(SICK)] == ["s0", "s1", "s2", "s3"]
-        assert len(store.active(WELL)) == 2  # the summary and w2: w3 is quarantined
+        assert len(active_ids(sqlite_url, WELL)) == 2  # the summary and w2: w3 is quarantined
+        assert_unreadable(store, WELL, 6)
         assert flags(sqlite_url) == {SICK: 0, WELL: 1}
 
 

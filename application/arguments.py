@@ -1,0 +1,82 @@
+"""Checks of the arguments users pass: a wrong type or range is a `TranscriptError` that says
+what was expected, before anything is read or written.
+
+Session ids that could never have been started (empty, or holding NUL, which PostgreSQL
+text cannot) name no session: reads answer SessionNotFoundError for them, as for any
+unknown id.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ..domain.errors import SessionNotFoundError, TranscriptError
+
+MAX_INTEGER = 2**63 - 1  # what every backend's integer columns hold
+
+
+def session_id(value: object) -> str:
+    """A session id to look up."""
+    if not storable_session_id(value):
+        raise SessionNotFoundError(value)  # type: ignore[arg-type]  # `start` refuses it
+    return value  # type: ignore[return-value]
+
+
+def storable_session_id(value: object) -> bool:
+    """Whether `value` is a string that may name a session (TranscriptError if no string)."""
+    if not isinstance(value, str):
+        raise TranscriptError(f"a session id is a string: {value!r}")
+    return bool(value) and "\x00" not in value
+
+
+def message_id(value: object) -> str:
+    if not isinstance(value, str):
+        raise TranscriptError(f"a message id is a string: {value!r}")
+    return value
+
+
+def text(value: object, name: str) -> str:
+    if not isinstance(value, str):
+        raise TranscriptError(f"{name} must be a string: {value!r}")
+    return value
+
+
+def optional_text(value: object, name: str) -> str | None:
+    return None if value is None else text(value, name)
+
+
+def flag(value: object, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise TranscriptError(f"{name} must be True or False: {value!r}")
+    return value
+
+
+def integer(value: object, name: str, *, least: int = 1) -> int:
+    """An integer from `least` to the largest every backend stores (bools are not)."""
+    if type(value) is not int or not least <= value <= MAX_INTEGER:
+        raise TranscriptError(f"{name} is an integer from {least} to {MAX_INTEGER}: {value!r}")
+    return value
+
+
+def optional_integer(value: object, name: str, *, least: int = 0) -> int | None:
+    return None if value is None else integer(value, name, least=least)
+
+
+def callback(value: object, name: str) -> Callable[..., Any] | None:
+    if value is not None and not callable(value):
+        raise TranscriptError(f"{name} must be callable or None: {value!r}")
+    return value
+
+
+def function(value: object, name: str) -> Callable[..., Any]:
+    if not callable(value):
+        raise TranscriptError(f"{name} must be callable: {value!r}")
+    return value
+
+
+def stop_event(value: object) -> threading.Event:
+    if not isinstance(value, threading.Event):
+        raise TranscriptError(f"stop must be a threading.Event: {value!r}")
+    return value
