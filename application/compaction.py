@@ -29,10 +29,17 @@ _FAILURE_CODE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 class Compactions:
     """The attempts of one store: `owner` begins them, and only its attempts settle here."""
 
-    def __init__(self, log: TranscriptLog, owner: object, read_active: ReadActive) -> None:
+    def __init__(
+        self,
+        log: TranscriptLog,
+        owner: object,
+        read_active: ReadActive,
+        check_session: Callable[[str], None],
+    ) -> None:
         self._log = log
         self._owner = owner
         self._read_active = read_active
+        self._check_session = check_session  # StorageError if an event cannot be read
 
     def begin(self, session_id: str, version: int, messages: list[Message]) -> CompactionAttempt:
         return CompactionAttempt(
@@ -52,6 +59,9 @@ class Compactions:
         _check_tokens(tokens_before, tokens_after)
         snapshot = [message["id"] for message in attempt.messages]
         tokens = (tokens_before, tokens_after)
+        unreadable = self._unreadable(attempt, STORAGE_ERROR)
+        if unreadable is not None:
+            return unreadable
         retried = _Retried()
 
         def commit(transcript: Transcript) -> None:
@@ -76,7 +86,7 @@ class Compactions:
         except StorageError as error:
             superseded = would_supersede(snapshot, replacement)
             return self._record_failure(
-                attempt, STORAGE_ERROR, str(error), reason, superseded, tokens
+                attempt, STORAGE_ERROR, str(error), reason, superseded, tokens, may_have_landed=True
             )
         return CompactionResult(True, attempt.id, self._active(attempt))
 
@@ -95,7 +105,9 @@ class Compactions:
         text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         snapshot = [message["id"] for message in attempt.messages]
         superseded = snapshot if replacement is None else would_supersede(snapshot, replacement)
-        return self._record_failure(attempt, failure, text, reason, superseded)
+        return self._unreadable(attempt, failure, text) or self._record_failure(
+            attempt, failure, text, reason, superseded
+        )
 
     def run(
         self, attempt: CompactionAttempt, summarize: Summarize, *, reason: str
@@ -119,14 +131,17 @@ class Compactions:
         reason: str,
         would_supersede: Sequence[str],
         tokens: tuple[int | None, int | None] = (None, None),
+        *,
+        may_have_landed: bool = False,
     ) -> CompactionResult:
+        """Record a failure. `may_have_landed`: the commit failed for storage trouble, and
+        may have committed all the same (the attempt is then reported committed)."""
         error = safe_text(error)
         retried = _Retried()
 
         def record(transcript: Transcript) -> bool:
-            """Record the failure; whether the attempt committed (a commit reported as
-            failed that had landed) instead."""
-            if transcript.has_committed(attempt.id):
+            """Record the failure; whether the attempt committed instead."""
+            if may_have_landed and transcript.has_committed(attempt.id):
                 return True
             if retried() and attempt.id in transcript.compaction_ids:
                 return False  # an earlier try of this call landed
@@ -148,6 +163,18 @@ class Compactions:
         except StorageError as unrecorded:
             error = f"{error} (and the failure could not be recorded: {unrecorded})"
         return CompactionResult(False, attempt.id, self._active(attempt), failure, error)
+
+    def _unreadable(
+        self, attempt: CompactionAttempt, failure: str, error: str = ""
+    ) -> CompactionResult | None:
+        """A failure recording nothing, if an event of the session cannot be read: nothing
+        is written behind it."""
+        try:
+            self._check_session(attempt.session_id)
+        except StorageError as unreadable:
+            text = f"{error} (not recorded: {unreadable})" if error else str(unreadable)
+            return CompactionResult(False, attempt.id, self._active(attempt), failure, text)
+        return None
 
     def _active(self, attempt: CompactionAttempt) -> list[Message]:
         """The session's active list as stored, else (unreadable) the attempt's snapshot."""

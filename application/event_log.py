@@ -95,7 +95,9 @@ class TranscriptLog(Application[UUID]):
 
     def erase(self, session_id: str) -> tuple[Transcript.Erased, bool]:
         """Replace the session's stream by its tombstone; return it, and whether an earlier
-        call had erased it already (then nothing is written)."""
+        call had erased it already (then nothing is written).
+
+        Events that cannot be read are erased too: the tombstone counts what can be read."""
 
         def erase(
             transcript: Transcript | None, tx: LogTransaction
@@ -109,7 +111,7 @@ class TranscriptLog(Application[UUID]):
             tx.delete_before(transcript.id, tombstone.originator_version)
             return (tombstone, False), transcript
 
-        return self._transact(session_id, erase)
+        return self._transact(session_id, erase, lenient=True)
 
     def insert_records(self, events: Sequence[StoredEvent]) -> None:
         """Insert stored events as they are (a copy of another store's log)."""
@@ -165,20 +167,27 @@ class TranscriptLog(Application[UUID]):
 
     # -- the transaction -------------------------------------------------------------------
 
-    def _transact(self, session_id: str, command: Command[T]) -> T:
+    def _transact(self, session_id: str, command: Command[T], *, lenient: bool = False) -> T:
+        """Run `command` in a write transaction; `lenient`: on the transcript as far as its
+        events can be read (else an unreadable event is a StorageError naming it)."""
         aggregate_id = transcript_id(session_id)
         with self._locks[hash(aggregate_id) % _LOCK_STRIPES]:
             return self.calls.run(
-                lambda: self._attempt(session_id, aggregate_id, command),
+                lambda: self._attempt(session_id, aggregate_id, command, lenient),
                 f"write session {session_id!r}",
             )
 
-    def _attempt(self, session_id: str, aggregate_id: UUID, command: Command[T]) -> T:
-        transcript = self._cached(aggregate_id) or self._replayed(session_id, aggregate_id)
+    def _attempt(
+        self, session_id: str, aggregate_id: UUID, command: Command[T], lenient: bool
+    ) -> T:
+        transcript = self._cached(aggregate_id)
+        if transcript is None:
+            stored = self.recorder.select_events(aggregate_id)
+            transcript = self._apply(session_id, None, stored, lenient)
         ran = False
         try:
             with self.backend.writing(self) as tx:
-                current = self._fast_forward(session_id, transcript, tx)
+                current = self._fast_forward(session_id, transcript, tx, lenient)
                 ran = True
                 result, changed = command(current, tx)
         except BaseException:
@@ -195,7 +204,7 @@ class TranscriptLog(Application[UUID]):
             tx.insert([self.mapper.to_stored_event(event) for event in events])
 
     def _fast_forward(
-        self, session_id: str, transcript: Transcript | None, tx: LogTransaction
+        self, session_id: str, transcript: Transcript | None, tx: LogTransaction, lenient: bool
     ) -> Transcript | None:
         """The transcript with the events stored after its version applied (under the lock);
         replayed whole if they do not follow on (an erasure deleted the versions between)."""
@@ -203,23 +212,36 @@ class TranscriptLog(Application[UUID]):
         stored = tx.events(transcript_id(session_id), after=version)
         if stored and stored[0].originator_version != version + 1:
             transcript, stored = None, tx.events(transcript_id(session_id), after=0)
-        return self._apply(session_id, transcript, stored)
-
-    def _replayed(self, session_id: str, aggregate_id: UUID) -> Transcript | None:
-        """The transcript replayed from its stored events (None: the session has none)."""
-        stored = self.recorder.select_events(aggregate_id)
-        return self._apply(session_id, None, stored)
+        return self._apply(session_id, transcript, stored, lenient)
 
     def _apply(
-        self, session_id: str, transcript: Transcript | None, stored: Iterable[StoredEvent]
+        self,
+        session_id: str,
+        transcript: Transcript | None,
+        stored: Iterable[StoredEvent],
+        lenient: bool = False,
     ) -> Transcript | None:
-        """`transcript` (None: none yet) with the stored events applied in order."""
+        """`transcript` (None: none yet) with the stored events applied in order. `lenient`:
+        an event that cannot be read is left out (the transcript still takes the stream's
+        last version, so that its next event follows on)."""
+        last = 0
         for event in stored:
-            decoded = self._decoded(session_id, event)
+            last = event.originator_version
             try:
-                transcript = decoded.mutate(transcript)
-            except UNREADABLE as error:  # a damaged event, decoded but not applicable
-                raise corrupt_event(session_id, event.originator_version, error) from error
+                decoded = self._decoded(session_id, event)
+                try:
+                    transcript = decoded.mutate(transcript)
+                except UNREADABLE as error:  # a damaged event, decoded but not applicable
+                    raise corrupt_event(session_id, last, error) from error
+            except StorageError:
+                if not lenient:
+                    raise
+                if transcript is not None:
+                    transcript.version = last  # the next event follows on
+        if lenient and last:
+            if transcript is None:  # not even its start can be read
+                transcript = Transcript.stand_in(session_id)
+            transcript.version = last
         return transcript
 
     def _decoded(self, session_id: str, stored: StoredEvent) -> Transcript.Event:

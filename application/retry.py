@@ -1,11 +1,12 @@
 """Calls to storage, retried while waiting can cure them: exponential backoff with full jitter,
 up to the lock timeout. Whatever they fail with reaches the caller as a `StorageError`.
 
-The backend classifies each failure (`Failure`): the lock not obtained in time or a dropped
-connection is retried, as is a version conflict; what waiting does not cure (a full disk, a
-read-only file) fails at once. Retrying a write is safe because every write is idempotent:
-message ids are chosen before the first attempt, and a compaction that landed is seen as
-landed.
+The backend classifies each failure (`Failure`): the lock not obtained in time is retried
+after a while, a dropped connection at once (on another connection: an idle one the server
+dropped is found out by using it), and a version conflict like a lock; what waiting does not
+cure (a full disk, a read-only file) fails at once. Retrying a write is safe because every
+write is idempotent: message ids are chosen before the first attempt, and a compaction that
+landed is seen as landed.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ T = TypeVar("T")
 
 FIRST_DELAY = 0.002
 MAX_DELAY = 0.25
+DROPPED_DELAY = 0.001  # after a dropped connection: the next try takes another one at once
 
 
 def attempts(timeout: float) -> Iterator[int]:
@@ -51,19 +53,24 @@ class StorageCalls:
         self.lock_timeout = lock_timeout
 
     def run(self, call: Callable[[], T], what: str) -> T:
-        """`call()`, again after a failure waiting can cure, until the lock timeout;
-        StorageError saying `what` could not be done otherwise."""
-        failed: PersistenceError | None = None
-        for _ in attempts(self.lock_timeout):
+        """`call()`, again after a failure waiting can cure, until the lock timeout (at once
+        after a dropped connection); StorageError saying `what` could not be done otherwise."""
+        deadline = time.monotonic() + self.lock_timeout
+        waits = attempts(self.lock_timeout)
+        next(waits)  # the first try waits for nothing
+        while True:
             try:
                 return call()
             except PersistenceError as error:
-                if self.classify(error) is Failure.LASTING:
+                failure = self.classify(error)
+                if failure is Failure.LASTING:
                     raise StorageError(f"cannot {what}: {error}") from error
                 failed = error
-        cause = (
-            "other writers kept winning the race"
-            if failed is not None and self.classify(failed) is Failure.CONFLICT
-            else failed
-        )
+            if failure is Failure.DROPPED:
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(DROPPED_DELAY)
+            elif next(waits, None) is None:
+                break
+        cause = "other writers kept winning the race" if failure is Failure.CONFLICT else failed
         raise StorageError(f"could not {what} within {self.lock_timeout:g} s: {cause}") from failed

@@ -42,7 +42,8 @@ class Failure(Enum):
     """What a failed database call means for the write that made it."""
 
     CONFLICT = "conflict"  # another writer stored that version first: load again, retry
-    BUSY = "busy"  # the lock was not obtained in time, the connection dropped: retry
+    BUSY = "busy"  # the lock was not obtained in time: retry after a while
+    DROPPED = "dropped"  # the connection was lost: retry at once, on another
     LASTING = "lasting"  # waiting does not cure it (a full disk, a read-only file): fail
 
 

@@ -68,7 +68,7 @@ class TranscriptStore:
                 raise
         except PersistenceError as error:
             raise StorageError(f"cannot open {config.url}: {error}") from error
-        self._compactions = Compactions(self._log, self, self.active)
+        self._compactions = Compactions(self._log, self, self.active, self._check_session)
 
     @classmethod
     def open(
@@ -343,6 +343,9 @@ class TranscriptStore:
     def _read(self, call: Callable[[], T], what: str = "read the store") -> T:
         """`call()`, retried while waiting can cure its storage trouble (typed if not)."""
         return self._log.calls.run(call, what)
+
+    def _check_session(self, session_id: str) -> None:
+        self._read(lambda: self._views.check_session(session_id))
 
     def _explain(self, session_id: str, message_id: str) -> dict[str, Any]:
         if message_id and "\x00" not in message_id:  # else never stored (a valid id has no NUL)

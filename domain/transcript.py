@@ -33,21 +33,19 @@ from .compaction import (
     would_supersede,
 )
 from .errors import (
-    InvalidMessageError,
     MessageConflictError,
     SessionErasedError,
     TranscriptError,
 )
 from .messages import (
     Message,
-    check_json,
-    check_name,
     content_hash,
     new_message_id,
     safe_text,
     split_id,
     with_id,
 )
+from .sessions import check_start
 
 
 @lru_cache(maxsize=4096)
@@ -185,7 +183,7 @@ class Transcript(Aggregate):
         parent_id: str | None,
         metadata: Mapping[str, Any],
     ) -> Transcript:
-        _check_start(session_id, source, model, parent_id, metadata)
+        check_start(session_id, source, model, parent_id, metadata)
         return cls._create(
             cls.Started,
             id=transcript_id(session_id),
@@ -195,6 +193,21 @@ class Transcript(Aggregate):
             parent_id=parent_id,
             metadata=dict(metadata),
         )
+
+    @classmethod
+    def stand_in(cls, session_id: str) -> Transcript:
+        """A transcript for a session whose Started event cannot be read (to erase it)."""
+        transcript = cls._create(
+            cls.Started,
+            id=transcript_id(session_id),
+            session_id=session_id,
+            source="unknown",
+            model=None,
+            parent_id=None,
+            metadata={},
+        )
+        transcript.collect_events()  # it is not stored: only its state is used
+        return transcript
 
     def started_with(
         self,
@@ -362,25 +375,3 @@ class Transcript(Aggregate):
     def _check_unsettled(self, compaction_id: str) -> None:
         if compaction_id in self.compaction_ids:
             raise TranscriptError(f"compaction {compaction_id!r} was already committed or failed")
-
-
-def _check_start(
-    session_id: object, source: object, model: object, parent_id: object, metadata: object
-) -> None:
-    if not isinstance(session_id, str) or not session_id:
-        raise TranscriptError(f"a session id must be a non-empty string: {session_id!r}")
-    if not isinstance(source, str):
-        raise TranscriptError(f"source must be a string: {source!r}")
-    for name, value in (("model", model), ("parent_id", parent_id)):
-        if value is not None and not isinstance(value, str):
-            raise TranscriptError(f"{name} must be a string or None: {value!r}")
-    if not isinstance(metadata, Mapping):
-        raise TranscriptError(f"metadata must be a JSON object: {metadata!r}")
-    names = {"session id": session_id, "source": source, "model": model, "parent_id": parent_id}
-    try:
-        for what, text in names.items():
-            if isinstance(text, str):
-                check_name(text, what)
-        check_json({"session_id": session_id, "metadata": dict(metadata)}, "start")
-    except InvalidMessageError as error:
-        raise TranscriptError(str(error)) from None

@@ -2,7 +2,9 @@
 
 Everything else uses the library's public API. These are its non-public methods, relied on
 for what the public API does not offer: recording the views' tracked position inside the
-transaction that writes their rows, and connections that keep prepared statements. They
+transaction that writes their rows, recorder methods without the library's fixed-wait retry
+(the store retries itself, with backoff, up to its lock timeout), and connections that keep
+prepared statements. They
 were checked against eventsourcing 9.5.6, and the version range in pyproject.toml
 (`>=9.5.6,<9.6`) admits only releases of that line: a newer line is taken after these have
 been checked against it.
@@ -11,7 +13,8 @@ been checked against it.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from eventsourcing.persistence import InterfaceError, Tracking, TrackingRecorder
 from eventsourcing.sqlite import (
@@ -19,6 +22,13 @@ from eventsourcing.sqlite import (
     SQLiteConnection,
     SQLiteConnectionPool,
 )
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def without_retry(method: F) -> F:
+    """A recorder method without the library's retry decorator."""
+    return method.__wrapped__  # type: ignore[attr-defined, no-any-return]
 
 
 def tracked_position(tracker: TrackingRecorder, cursor: Any, name: str) -> int:

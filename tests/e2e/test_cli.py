@@ -49,10 +49,10 @@ def test_info_shows_the_backend_the_counts_and_the_state_of_the_views(
         ┏━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━━┳━━━━━━┳━━━━━┳━━━━━━┳━━━━━━━━━━━━━┓
         ┃ view                ┃ version ┃ position ┃ head ┃ lag ┃ rows ┃ quarantined ┃
         ┡━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━━╇━━━━━━╇━━━━━╇━━━━━━╇━━━━━━━━━━━━━┩
-        │ active_messages     │ 1       │ 12       │ 12   │ 0   │ 5    │ 0           │
-        │ message_history     │ 1       │ 12       │ 12   │ 0   │ 9    │ 0           │
-        │ compaction_attempts │ 1       │ 12       │ 12   │ 0   │ 2    │ 0           │
-        │ sessions            │ 2       │ 12       │ 12   │ 0   │ 2    │ 0           │
+        │ active_messages     │ 2       │ 12       │ 12   │ 0   │ 5    │ 0           │
+        │ message_history     │ 2       │ 12       │ 12   │ 0   │ 9    │ 0           │
+        │ compaction_attempts │ 2       │ 12       │ 12   │ 0   │ 2    │ 0           │
+        │ sessions            │ 3       │ 12       │ 12   │ 0   │ 2    │ 0           │
         └─────────────────────┴─────────┴──────────┴──────┴─────┴──────┴─────────────┘
         """)
 

@@ -26,11 +26,13 @@ import psycopg
 from eventsourcing.application import Application
 from eventsourcing.persistence import IntegrityError
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
+from eventsourcing.utils import get_topic
 
 from ....application.storage import Backend, Failure, StoreConfig
 from ....domain.errors import NotAStoreError, StorageError
 from ....projections.projector import Projector
 from ..environment import shared_env
+from ..internals import without_retry
 from ..sealing import SETTINGS_TABLE
 from ..sql.schema import QUARANTINE, VERSIONS_TABLE
 from ..sql.search import NoSearch
@@ -49,6 +51,17 @@ MIN_CONNECT_TIMEOUT = 5  # seconds to get a connection from the pool
 EVENTS_TABLE = "transcripts_events"  # the library's table of the `transcripts` application
 # What waiting does not cure (SQLSTATE): a full disk, an I/O error, a read-only server.
 _LASTING_STATES = frozenset({"53100", "58030", "25006"})
+# The server ended the connection (an administrator, a shutdown, a crash): "08…" too.
+_DROPPED_STATES = frozenset({"57P01", "57P02", "57P03"})
+
+
+class TranscriptRecorder(PostgresApplicationRecorder):
+    """The library's recorder, whose reads fail at once: the store retries a failed read
+    itself (backoff, up to its lock timeout) instead of the library's 10 tries 0.2 s apart."""
+
+    select_events = without_retry(PostgresApplicationRecorder.select_events)
+    select_notifications = without_retry(PostgresApplicationRecorder.select_notifications)
+    max_notification_id = without_retry(PostgresApplicationRecorder.max_notification_id)
 
 
 class PostgresBackend(Backend):
@@ -64,6 +77,7 @@ class PostgresBackend(Backend):
         seconds = max(1, math.ceil(config.lock_timeout))  # the library's 0 would wait forever
         return {
             "PERSISTENCE_MODULE": "eventsourcing.postgres",
+            "APPLICATION_RECORDER_TOPIC": get_topic(TranscriptRecorder),
             "POSTGRES_DBNAME": place.dbname,
             "POSTGRES_HOST": place.host,
             "POSTGRES_PORT": str(place.port),
@@ -80,8 +94,14 @@ class PostgresBackend(Backend):
     def classify(self, error: BaseException) -> Failure:
         if isinstance(error, IntegrityError):
             return Failure.CONFLICT
-        if getattr(error.__cause__, "sqlstate", None) in _LASTING_STATES:
+        cause = error.__cause__
+        state = getattr(cause, "sqlstate", None)
+        if state in _LASTING_STATES:
             return Failure.LASTING
+        if state in _DROPPED_STATES or state and state.startswith("08"):
+            return Failure.DROPPED
+        if isinstance(cause, psycopg.OperationalError) and state is None:
+            return Failure.DROPPED  # the client lost the connection (no server error)
         return Failure.BUSY
 
     def prepare(self, config: StoreConfig) -> None:

@@ -12,7 +12,9 @@ positions are in the library's `transcripts_tracking`.
 - Columns: text ids sorted by their bytes (`COLLATE "C"`, as SQLite sorts), `json` messages
   (kept exactly as written: key order, and `\\u0000` escapes `jsonb` would refuse),
   `timestamptz` times, `boolean` flags, `bigint` numbers.
-- A rebuild's swapped-in tables get their constraints' live names back.
+- Ids are looked up through hash indexes, not keys: a btree entry holds at most 2,704 bytes,
+  and a session and a message id of 1,024 characters of any text take up to 8,192.
+- A rebuild's swapped-in tables get their constraints' and indexes' live names back.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from psycopg.adapt import Loader
 
 from ..sql.dialect import Dialect
-from ..sql.schema import REBUILD_SUFFIX, ColumnTypes
+from ..sql.schema import LIVE, NEXT, REBUILD_SUFFIX, ColumnTypes
 
 POSTGRES_COLUMNS = ColumnTypes(
     text='TEXT COLLATE "C"',
@@ -39,6 +41,7 @@ POSTGRES_COLUMNS = ColumnTypes(
     boolean="BOOLEAN",
     json="JSON",
     time="TIMESTAMPTZ",
+    hashed_ids=True,  # a btree entry holds at most 2,704 bytes: a 1,024-character id has 4,096
 )
 
 
@@ -131,13 +134,15 @@ class PostgresDialect(Dialect):
         return bool(c.fetchone()["found"])
 
     def user_indexes(self, c: QmarkCursor, tables: Sequence[str]) -> list[str]:
+        ours = [name for name, _, _ in self.columns.id_indexes(LIVE)]
         c.execute(
             "SELECT pg_get_indexdef(i.indexrelid) AS statement FROM pg_index i "
             "JOIN pg_class t ON t.oid = i.indrelid "
+            "JOIN pg_class x ON x.oid = i.indexrelid "
             "JOIN pg_namespace n ON n.oid = t.relnamespace "
-            "WHERE n.nspname = ? AND t.relname = ANY(?) "
+            "WHERE n.nspname = ? AND t.relname = ANY(?) AND NOT x.relname = ANY(?) "
             "AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)",
-            (self.datastore.schema, list(tables)),
+            (self.datastore.schema, list(tables), ours),
         )
         return [row["statement"] for row in c.fetchall()]
 
@@ -154,6 +159,10 @@ class PostgresDialect(Dialect):
             if REBUILD_SUFFIX in name:
                 renamed = name.replace(REBUILD_SUFFIX, "", 1)
                 c.execute(f'ALTER TABLE {live} RENAME CONSTRAINT "{name}" TO "{renamed}"')
+        # So do the indexes of its ids.
+        for index, table, _ in self.columns.id_indexes(NEXT):
+            if table == rebuilt:
+                c.execute(f"ALTER INDEX {index} RENAME TO {index.replace(REBUILD_SUFFIX, '', 1)}")
 
     def load_json(self, value: Any) -> Any:
         return value  # already decoded by the cursor's loader

@@ -1,13 +1,11 @@
 """Full-text search over every message ever stored, with PostgreSQL's own full-text search.
 
-`message_search` holds the search vector of every `message_history` row (GIN-indexed), fed
-by triggers on `message_history` as SQLite's FTS5 table is, so it follows the view exactly
-(catch-up, erasure, and rebuild with its swap) without the projector knowing. The vectors
-are stored, not recomputed: ranking a match reads its vector instead of parsing the message
-again. The text of a message is what SQLite indexes: its `content` (a string, or the `text` of each
-part), the names and arguments of its tool calls, and its `reasoning`; words are matched by
-their stem (the `english` configuration, so "fox" finds "foxes"; English stop words such as
-"the" are left out). Snippets are `ts_headline`, ranks `-ts_rank` (lower is better).
+`message_search` holds the text of every `message_history` row (see
+`projections.search_text`: the text SQLite indexes too) and its search vector, GIN-indexed,
+written by the views with the rows (see `sql.search`). The vectors are stored, not
+recomputed: ranking a match reads its vector. Words are matched by their stem (the
+`english` configuration, so "fox" finds "foxes"; English stop words such as "the" are left
+out). Snippets are `ts_headline`, ranks `-ts_rank` (lower is better).
 
 Query syntax is `websearch_to_tsquery`'s, which never fails to parse: words (all must be
 there), "quoted phrases", `OR`, `-word` (leave out), and FTS5's `NOT word`, which is read as
@@ -23,68 +21,58 @@ of distinct words) is indexed by the longest prefix that fits (halving); words o
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ....domain.errors import InvalidSearchError
+from ....projections.rows import HistoryRow
+from ....projections.search_text import search_text
 from ....projections.views import SearchHit
 from ..sql.dialect import Cursor
 from ..sql.schema import LIVE, NEXT, Tables
 from ..sql.search import SearchIndex
 
 CONFIG = "pg_catalog.english"
-VECTOR_FUNCTION = "transcripts_search_vector"
-TEXT_FUNCTION = "transcripts_search_text"
+VECTOR_FUNCTION = "transcripts_text_vector"
 SAFE_TEXT_BYTES = 100_000  # text this long cannot make a tsvector over its 1 MB limit
 HEADLINE = (  # up to two fragments of 6–12 words, short words kept at their ends
     "StartSel=«, StopSel=», MaxWords=12, MinWords=6, ShortWord=0, MaxFragments=2, "
     'FragmentDelimiter=" … "'
 )
-
-# The searchable text of a json `message`. `->>` refuses a `\u0000` escape, so a message
-# holding one is read without them: escaped backslashes are spelled `\u005c` first, so that
-# every `\u0000` left is a real escape of NUL.
-_TEXT = r"""(SELECT concat_ws(' ',
-    CASE json_typeof(m->'content')
-        WHEN 'string' THEN m->>'content'
-        WHEN 'array' THEN (SELECT string_agg(COALESCE(part->>'text', ''), ' ')
-                           FROM json_array_elements(m->'content') AS part)
-    END,
-    CASE WHEN json_typeof(m->'tool_calls') = 'array' THEN (
-        SELECT string_agg(concat_ws(' ', call->'function'->>'name',
-                                    call->'function'->>'arguments'), ' ')
-        FROM json_array_elements(m->'tool_calls') AS call)
-    END,
-    m->>'reasoning')
-FROM (SELECT CASE WHEN strpos(message::text, '\u0000') > 0
-        THEN replace(replace(message::text, '\\', '\u005c'), '\u0000', '')::json
-        ELSE message END AS m) AS cleaned)"""
-
-
-def function_statements() -> list[str]:
-    """The functions the index and the queries call (self-contained: only built-ins, which
-    resolve under any search_path, as in maintenance commands)."""
-    return [
-        f"CREATE OR REPLACE FUNCTION {TEXT_FUNCTION}(message json) RETURNS text "
-        f"LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE COST 500 AS $$ SELECT {_TEXT} $$",
-        f"CREATE OR REPLACE FUNCTION {VECTOR_FUNCTION}(message json) RETURNS tsvector "
-        "LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL RESTRICTED COST 1000 AS $$\n"
-        f"DECLARE body text := {_TEXT}; size integer;\n"
-        "BEGIN\n"
-        f"  IF octet_length(body) <= {SAFE_TEXT_BYTES} THEN\n"
-        f"    RETURN to_tsvector('{CONFIG}', body);\n"
-        "  END IF;\n"
-        "  size := length(body);\n"
-        "  LOOP\n"
-        "    BEGIN\n"
-        f"      RETURN to_tsvector('{CONFIG}', left(body, size));\n"
-        "    EXCEPTION WHEN program_limit_exceeded THEN\n"
-        "      size := size / 2;\n"
-        "    END;\n"
-        "  END LOOP;\n"
-        "END $$",
-    ]
-
-
 SEARCH_TABLE = "message_search"
+# What fed the index before the views wrote it: json-reading functions and triggers.
+LEGACY = [
+    "DROP TRIGGER IF EXISTS message_history_search_insert ON message_history",
+    "DROP TRIGGER IF EXISTS message_history_search_delete ON message_history",
+    *(
+        f"DROP FUNCTION IF EXISTS {name}"
+        for name in (
+            "message_search_insert()",
+            "message_search_delete()",
+            "message_search__next_insert()",
+            "message_search__next_delete()",
+            "transcripts_search_vector(json)",
+            "transcripts_search_text(json)",
+        )
+    ),
+]
+VECTOR_FUNCTION_STATEMENT = (  # only built-ins: it resolves under any search_path
+    f"CREATE OR REPLACE FUNCTION {VECTOR_FUNCTION}(body text) RETURNS tsvector "
+    "LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE COST 1000 AS $$\n"
+    "DECLARE size integer;\n"
+    "BEGIN\n"
+    f"  IF octet_length(body) <= {SAFE_TEXT_BYTES} THEN\n"
+    f"    RETURN to_tsvector('{CONFIG}', body);\n"
+    "  END IF;\n"
+    "  size := length(body);\n"
+    "  LOOP\n"
+    "    BEGIN\n"
+    f"      RETURN to_tsvector('{CONFIG}', left(body, size));\n"
+    "    EXCEPTION WHEN program_limit_exceeded THEN\n"
+    "      size := size / 2;\n"
+    "    END;\n"
+    "  END LOOP;\n"
+    "END $$"
+)
 
 
 def search_table(history: str) -> str:
@@ -92,91 +80,59 @@ def search_table(history: str) -> str:
     return history.replace("message_history", SEARCH_TABLE)
 
 
-def index_name(history: str) -> str:
-    return f"{search_table(history)}_vector"
-
-
-def table_statements(history: str) -> list[str]:
-    """The search table of a history table and its index (see `trigger_statements`)."""
+def index_names(history: str) -> list[str]:
+    """The indexes of a history table's search table: its vectors, and its ids."""
     search = search_table(history)
-    return [
-        f'CREATE TABLE IF NOT EXISTS {search} (session_id text COLLATE "C" NOT NULL, '
-        'message_id text COLLATE "C" NOT NULL, vector tsvector NOT NULL, '
-        "PRIMARY KEY (session_id, message_id))",
-        f"CREATE INDEX IF NOT EXISTS {index_name(history)} ON {search} USING gin (vector)",
-    ]
-
-
-def trigger_statements(history: str) -> list[str]:
-    """The functions and triggers that index every row a history table gains, and drop
-    what it loses (static SQL, one function per table: plans are cached)."""
-    search = search_table(history)
-    return [
-        f"CREATE OR REPLACE FUNCTION {search}_insert() RETURNS trigger LANGUAGE plpgsql AS $$ "
-        f"BEGIN INSERT INTO {search} (session_id, message_id, vector) VALUES "
-        f"(NEW.session_id, NEW.message_id, {VECTOR_FUNCTION}(NEW.message)); RETURN NULL; END $$",
-        f"CREATE OR REPLACE FUNCTION {search}_delete() RETURNS trigger LANGUAGE plpgsql AS $$ "
-        f"BEGIN DELETE FROM {search} WHERE session_id = OLD.session_id "
-        "AND message_id = OLD.message_id; RETURN NULL; END $$",
-        f"CREATE OR REPLACE TRIGGER {history}_search_insert AFTER INSERT ON {history} "
-        f"FOR EACH ROW EXECUTE FUNCTION {search}_insert()",
-        f"CREATE OR REPLACE TRIGGER {history}_search_delete AFTER DELETE ON {history} "
-        f"FOR EACH ROW EXECUTE FUNCTION {search}_delete()",
-    ]
-
-
-def drop_trigger_statements(history: str) -> list[str]:
-    return [
-        f"DROP TRIGGER IF EXISTS {history}_search_{action} ON {history}"
-        for action in ("insert", "delete")
-    ]
-
-
-def rename_index_statements(rebuilt: str, live: str) -> list[str]:
-    """Give a rebuilt search table's index (swapped in with it) the live index's name."""
-    return [f"ALTER INDEX IF EXISTS {index_name(rebuilt)} RENAME TO {index_name(live)}"]
-
-
-def backfill_statement(history: str) -> str:
-    """Index the rows a history table holds already (a store made before search existed)."""
-    return (
-        f"INSERT INTO {search_table(history)} (session_id, message_id, vector) "
-        f"SELECT session_id, message_id, {VECTOR_FUNCTION}(message) FROM {history} "
-        "ON CONFLICT DO NOTHING"
-    )
+    return [f"{search}_vector", f"{search}_session_id_hash", f"{search}_message_id_hash"]
 
 
 class PostgresSearchIndex(SearchIndex):
-    """The search table of a set of view tables, and its functions and triggers."""
+    """The search table of a set of view tables."""
 
     def statements(self, tables: Tables) -> list[str]:
-        # The functions are made with the live tables (a rebuild finds them there).
-        functions = function_statements() if tables is LIVE else []
         history = tables.message_history
-        return [*functions, *table_statements(history), *trigger_statements(history)]
+        search = search_table(history)
+        vector, session_ids, message_ids = index_names(history)
+        return [
+            VECTOR_FUNCTION_STATEMENT,
+            f'CREATE TABLE IF NOT EXISTS {search} (session_id text COLLATE "C" NOT NULL, '
+            'message_id text COLLATE "C" NOT NULL, text text NOT NULL, '
+            "vector tsvector NOT NULL)",
+            f"CREATE INDEX IF NOT EXISTS {vector} ON {search} USING gin (vector)",
+            f"CREATE INDEX IF NOT EXISTS {session_ids} ON {search} USING hash (session_id)",
+            f"CREATE INDEX IF NOT EXISTS {message_ids} ON {search} USING hash (message_id)",
+        ]
 
     def tables(self, tables: Tables) -> list[str]:
         return [search_table(tables.message_history)]
 
-    def before_swap(self, c: Cursor) -> None:
-        for statement in drop_trigger_statements(NEXT.message_history):
-            c.execute(statement)
+    def insert(self, c: Cursor, tables: Tables, rows: Sequence[HistoryRow]) -> None:
+        c.executemany(
+            f"INSERT INTO {search_table(tables.message_history)} "
+            f"SELECT s, m, t, {VECTOR_FUNCTION}(t) FROM (VALUES (?, ?, ?)) AS row (s, m, t)",
+            [(row.session_id, row.message_id, search_text(row.message)) for row in rows],
+        )
+
+    def erase(self, c: Cursor, tables: Tables, session_id: str) -> None:
+        c.execute(
+            f"DELETE FROM {search_table(tables.message_history)} WHERE session_id = ?",
+            (session_id,),
+        )
 
     def after_swap(self, c: Cursor) -> None:
-        history = LIVE.message_history
-        for statement in [
-            *rename_index_statements(NEXT.message_history, history),
-            *trigger_statements(history),
-        ]:
-            c.execute(statement)
+        """Give the rebuilt search table's indexes (swapped in with it) the live names."""
+        live, rebuilt = index_names(LIVE.message_history), index_names(NEXT.message_history)
+        for old, new in zip(rebuilt, live, strict=True):
+            c.execute(f"ALTER INDEX IF EXISTS {old} RENAME TO {new}")
 
     def upgrade(self, c: Cursor) -> None:
-        """Give a store made before full-text search existed its search table, filled."""
-        c.execute("SELECT to_regclass(?) IS NOT NULL AS found", (SEARCH_TABLE,))
-        if not c.fetchone()["found"]:
-            for statement in self.statements(LIVE):
+        c.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'transcripts_search_vector') "
+            "AS found"
+        )
+        if c.fetchone()["found"]:
+            for statement in LEGACY:
                 c.execute(statement)
-            c.execute(backfill_statement(LIVE.message_history))
 
     def search(
         self,
@@ -215,8 +171,8 @@ class PostgresSearchIndex(SearchIndex):
             conditions.append("h.active")
         cursor.execute(
             "SELECT session_id, message_id, role, active, rank, "
-            f"ts_headline('{CONFIG}', {TEXT_FUNCTION}(message), query, '{HEADLINE}') AS snippet "
-            "FROM (SELECT h.session_id, h.seq, h.message_id, h.role, h.active, h.message, q.query, "
+            f"ts_headline('{CONFIG}', text, query, '{HEADLINE}') AS snippet "
+            "FROM (SELECT h.session_id, h.seq, h.message_id, h.role, h.active, s.text, q.query, "
             "-ts_rank(s.vector, q.query, 1) AS rank "
             f"FROM (SELECT websearch_to_tsquery('{CONFIG}', ?) AS query) AS q, {SEARCH_TABLE} AS s "
             "JOIN message_history AS h "

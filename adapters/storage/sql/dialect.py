@@ -58,7 +58,7 @@ class Dialect(ABC):
 
     def swap_table(self, c: Cursor, live: str, rebuilt: str) -> None:
         """Put a rebuilt table in the place of the live one."""
-        c.execute(f"DROP TABLE {live}")
+        c.execute(f"DROP TABLE IF EXISTS {live}")
         c.execute(f"ALTER TABLE {rebuilt} RENAME TO {live}")
 
     @abstractmethod

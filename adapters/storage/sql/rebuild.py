@@ -8,13 +8,14 @@ on the new ones. Two rebuilds at once both end: the second finds the first's swa
 
 Opening a store checks, in one transaction, that the cipher key can read it (the
 `store_settings` row) and that the views were built with the projector's view versions;
-views built with other versions are rebuilt.
+views of older versions are rebuilt, views of newer ones (a newer release) refused.
 """
 
 from __future__ import annotations
 
 from eventsourcing.persistence import PersistenceError
 
+from ....domain.errors import StorageError
 from ....projections.projector import Projector
 from ....projections.views import Progress
 from ..sealing import ENCRYPTION_SETTING, SETTINGS_TABLE, ContentColumns, check_setting
@@ -71,13 +72,31 @@ class Rebuild:
         """Refuse a key that cannot read the store; rebuild views of other versions."""
         with self.dialect.writing() as c:
             self._check_encryption(c, content)
+            stored = self._versions(c)
+            self._refuse_newer(stored)
             self.search.upgrade(c)
-            if self._versions(c) == self.projector.VERSIONS:
+            if stored == self.projector.VERSIONS:
                 return
             if not self._has_events(c):  # a new store: nothing to rebuild
                 self.writer.versions(c, self.projector.VERSIONS)
                 return
         self.run()
+
+    def _refuse_newer(self, stored: dict[str, int]) -> None:
+        """StorageError if a newer release built the views: rebuilding them down would undo
+        its work each time this release opens the store (and its own, each time it does)."""
+        newer = {
+            view: version
+            for view, version in stored.items()
+            if version > self.projector.VERSIONS.get(view, version)
+        }
+        if newer:
+            built = ", ".join(f"{view} {version}" for view, version in sorted(newer.items()))
+            ours = ", ".join(f"{view} {self.projector.VERSIONS[view]}" for view in sorted(newer))
+            raise StorageError(
+                f"the views of this store were built by a newer release of transcript-store "
+                f"(view versions {built}; this release has {ours}): upgrade transcript-store"
+            )
 
     def _swap_in(self, c: Cursor) -> int:
         done = 0
@@ -85,7 +104,6 @@ class Rebuild:
             done += count
         position = self.dialect.tracked(c, REBUILD_TRACKING_NAME)
         user_indexes = self.dialect.user_indexes(c, LIVE.names())  # made again on the new tables
-        self.search.before_swap(c)
         live_tables = [*LIVE.names(), *self.search.tables(LIVE)]
         rebuilt_tables = [*NEXT.names(), *self.search.tables(NEXT)]
         for live, rebuilt in zip(live_tables, rebuilt_tables, strict=True):

@@ -42,9 +42,12 @@ class ColumnTypes:
     boolean: str
     json: str
     time: str
-    table_options: str = ""  # after the closing parenthesis of a table keyed by its primary key
+    # Whether ids are looked up through hash indexes rather than keys: a btree index entry
+    # (a key's) cannot hold ids of MAX_ID_LENGTH characters of any text on every database.
+    hashed_ids: bool = False
 
     def create_statements(self, tables: Tables) -> list[str]:
+        """The view tables, then the indexes of their ids (where they are not keys)."""
         t, long, i, b, j, at = (
             self.text,
             self.long_text,
@@ -53,9 +56,18 @@ class ColumnTypes:
             self.json,
             self.time,
         )
+        keyed = not self.hashed_ids
+        session_key = " PRIMARY KEY" if keyed else " NOT NULL"
+        active_keys = (
+            ", PRIMARY KEY (session_id, position), UNIQUE (session_id, message_id)" if keyed else ""
+        )
+        history_keys = (
+            ", PRIMARY KEY (session_id, seq), UNIQUE (session_id, message_id)" if keyed else ""
+        )
+        attempt_keys = ", UNIQUE (session_id, version)" if keyed else ""
         return [
             f"CREATE TABLE IF NOT EXISTS {tables.sessions} ("
-            f"session_id {t} PRIMARY KEY, transcript_id {t} NOT NULL UNIQUE, "
+            f"session_id {t}{session_key}, transcript_id {t} NOT NULL UNIQUE, "
             f"source {t} NOT NULL, model {t}, parent_id {t}, metadata {j} NOT NULL, "
             f"started_at {at} NOT NULL, last_event_at {at} NOT NULL, version {i} NOT NULL, "
             f"message_count {i} NOT NULL, active_count {i} NOT NULL, "
@@ -63,25 +75,47 @@ class ColumnTypes:
             f"quarantined {i} NOT NULL, erased_at {at})",
             f"CREATE TABLE IF NOT EXISTS {tables.active_messages} ("
             f"session_id {t} NOT NULL, position {i} NOT NULL, message_id {t} NOT NULL, "
-            f"role {t} NOT NULL, message {j} NOT NULL, "
-            "PRIMARY KEY (session_id, position), UNIQUE (session_id, message_id))"
-            f"{self.table_options}",
+            f"role {t} NOT NULL, message {j} NOT NULL{active_keys})",
             f"CREATE TABLE IF NOT EXISTS {tables.message_history} ("
             f"session_id {t} NOT NULL, seq {i} NOT NULL, message_id {t} NOT NULL, "
             f"role {t} NOT NULL, message {j} NOT NULL, active {b} NOT NULL, "
             f"superseded_by {t}, added_by {t}, appended_at {at} NOT NULL, "
-            f"appended_version {i} NOT NULL, "
-            "PRIMARY KEY (session_id, seq), UNIQUE (session_id, message_id))",
+            f"appended_version {i} NOT NULL{history_keys})",
             f"CREATE TABLE IF NOT EXISTS {tables.compaction_attempts} ("
             f"compaction_id {t} PRIMARY KEY, session_id {t} NOT NULL, version {i} NOT NULL, "
             f"status {t} NOT NULL, reason {long} NOT NULL, failure {t}, error {long}, "
             f"based_on_version {i} NOT NULL, superseded_count {i} NOT NULL, "
             f"added_count {i} NOT NULL, superseded_ids {j} NOT NULL, added_ids {j} NOT NULL, "
-            f"tokens_before {i}, tokens_after {i}, at {at} NOT NULL, "
-            "UNIQUE (session_id, version))",
+            f"tokens_before {i}, tokens_after {i}, at {at} NOT NULL{attempt_keys})",
             f"CREATE TABLE IF NOT EXISTS {tables.quarantined_events} ("
             f"position {i} PRIMARY KEY, transcript_id {t} NOT NULL, session_id {t}, "
             f"version {i} NOT NULL, topic {long} NOT NULL, reason {long} NOT NULL)",
+            *self.id_index_statements(tables),
+        ]
+
+    def id_index_statements(self, tables: Tables) -> list[str]:
+        """The hash indexes of the id columns (none where ids are keys)."""
+        if not self.hashed_ids:
+            return []
+        return [
+            f"CREATE INDEX IF NOT EXISTS {name} ON {table} USING hash ({column})"
+            for name, table, column in self.id_indexes(tables)
+        ]
+
+    def id_indexes(self, tables: Tables) -> list[tuple[str, str, str]]:
+        """(index, table, column) of each hash index of an id column."""
+        if not self.hashed_ids:
+            return []
+        columns = {
+            tables.sessions: ["session_id"],
+            tables.active_messages: ["session_id", "message_id"],
+            tables.message_history: ["session_id", "message_id"],
+            tables.compaction_attempts: ["session_id"],
+        }
+        return [
+            (f"{table}_{column}_hash", table, column)
+            for table, names in columns.items()
+            for column in names
         ]
 
     def versions_statement(self) -> str:

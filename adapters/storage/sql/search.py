@@ -1,16 +1,19 @@
 """Full-text search of `message_history`, as a dialect indexes it: the `SearchIndex` interface.
 
-An index is derived from the views: its tables are fed by triggers on a history table, so
-it follows the view exactly (catch-up, erasure, and a rebuild, which builds it beside the
-rebuilt tables and swaps it in with them) without the projector knowing. An encrypted
-store has none (`NoSearch`): an index of its messages would hold their plaintext.
+An index is derived from the views: the views write it with the history rows it indexes
+(the text of each message is `projections.search_text`'s, the same on every backend), and
+delete an erased session's entries with its rows; a rebuild builds it beside the rebuilt
+tables and swaps it in with them. An encrypted store has none (`NoSearch`): an index of its
+messages would hold their plaintext.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 
 from ....domain.errors import TranscriptError
+from ....projections.rows import HistoryRow
 from ....projections.views import SearchHit
 from .dialect import Cursor
 from .schema import Tables
@@ -21,22 +24,26 @@ class SearchIndex(ABC):
 
     @abstractmethod
     def statements(self, tables: Tables) -> list[str]:
-        """The statements creating the index of `tables` (its tables and triggers)."""
+        """The statements creating the index of `tables`."""
 
     @abstractmethod
     def tables(self, tables: Tables) -> list[str]:
         """The index's own tables, swapped in with the view tables on a rebuild."""
 
-    def before_swap(self, c: Cursor) -> None:
-        """Make a rebuilt index ready to take the live index's place."""
-        return None
+    @abstractmethod
+    def insert(self, c: Cursor, tables: Tables, rows: Sequence[HistoryRow]) -> None:
+        """Index history rows, written to `tables` in the same transaction."""
+
+    @abstractmethod
+    def erase(self, c: Cursor, tables: Tables, session_id: str) -> None:
+        """Drop the entries of a session whose history rows are being deleted."""
 
     def after_swap(self, c: Cursor) -> None:
         """Finish what the swapped-in index needs under its live names."""
         return None
 
     def upgrade(self, c: Cursor) -> None:
-        """Give a store made before this index existed its index, filled."""
+        """Remove what an older release indexed with (before the views are rebuilt)."""
         return None
 
     def check_available(self) -> None:
@@ -65,6 +72,12 @@ class NoSearch(SearchIndex):
 
     def tables(self, tables: Tables) -> list[str]:
         return []
+
+    def insert(self, c: Cursor, tables: Tables, rows: Sequence[HistoryRow]) -> None:
+        return None
+
+    def erase(self, c: Cursor, tables: Tables, session_id: str) -> None:
+        return None
 
     def check_available(self) -> None:
         raise TranscriptError(

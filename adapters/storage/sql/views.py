@@ -73,7 +73,7 @@ class SQLTranscriptViews(TranscriptViews):
         self.projector = projector
         self.content = content_columns(mapper.cipher, as_text=dialect.ciphertext_as_text)
         rows = RowReader(dialect, self.content)
-        writer = ChangeWriter(dialect, self.content)
+        writer = ChangeWriter(dialect, self.content, search)
         self.queries = ViewQueries(rows)
         self._catch_up = CatchUp(dialect, rows, writer, mapper, projector)
         self._rebuild = Rebuild(dialect, search, self._catch_up, writer, projector)

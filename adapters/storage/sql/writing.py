@@ -14,6 +14,7 @@ from ....projections.rows import ActiveRow, QuarantineRow, ViewChanges
 from ..sealing import ContentColumns
 from .dialect import Cursor, Dialect
 from .schema import VERSIONS_TABLE, Tables
+from .search import SearchIndex
 
 
 def _json(value: object) -> str:
@@ -21,9 +22,10 @@ def _json(value: object) -> str:
 
 
 class ChangeWriter:
-    def __init__(self, dialect: Dialect, content: ContentColumns) -> None:
+    def __init__(self, dialect: Dialect, content: ContentColumns, search: SearchIndex) -> None:
         self.dialect = dialect
         self.content = content
+        self.search = search
 
     def write(self, c: Cursor, tables: Tables, changes: ViewChanges) -> None:
         """Everything one batch did to the views."""
@@ -40,6 +42,7 @@ class ChangeWriter:
                     for h in changes.history_inserts.values()
                 ],
             )  # fmt: skip
+            self.search.insert(c, tables, list(changes.history_inserts.values()))
         if changes.superseded:
             c.executemany(
                 f"UPDATE {tables.message_history} SET active = ?, superseded_by = ? "
@@ -101,9 +104,9 @@ class ChangeWriter:
             )  # fmt: skip
         self.quarantine(c, tables, changes.quarantine)
 
-    @staticmethod
-    def _erase_rows(c: Cursor, tables: Tables, session_id: str, transcript_id: str) -> None:
+    def _erase_rows(self, c: Cursor, tables: Tables, session_id: str, transcript_id: str) -> None:
         """Delete an erased session's rows from every view but `sessions`."""
+        self.search.erase(c, tables, session_id)
         for table in (tables.active_messages, tables.message_history, tables.compaction_attempts):
             c.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
         c.execute(

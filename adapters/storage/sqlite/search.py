@@ -1,39 +1,25 @@
 """Full-text search over every message ever stored, with SQLite FTS5.
 
-`message_search` is an FTS5 table fed by triggers on `message_history`, so it follows the
-view exactly (catch-up, and rebuild with its swap) without the projector knowing. The
-text of a message is its `content` (a string, or the `text` of each part), the names and
-arguments of its tool calls, and its `reasoning` when present; words are matched by their
-stem (porter), so "fox" finds "foxes".
+`message_search` is an FTS5 table of the text of every `message_history` row (see
+`projections.search_text`), keyed by the row's rowid, written by the views with the rows
+(see `sql.search`). Words are matched by their stem (porter), so "fox" finds "foxes".
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 from ....domain.errors import InvalidSearchError
+from ....projections.rows import HistoryRow
+from ....projections.search_text import search_text
 from ....projections.views import SearchHit
 from ..sql.dialect import Cursor
-from ..sql.schema import LIVE, NEXT, Tables
+from ..sql.schema import Tables
 from ..sql.search import SearchIndex
 
-_TEXT = """
-    COALESCE(CASE json_type({row}.message, '$.content')
-        WHEN 'text' THEN json_extract({row}.message, '$.content')
-        WHEN 'array' THEN (
-            SELECT group_concat(COALESCE(json_extract(part.value, '$.text'), ''), ' ')
-            FROM json_each({row}.message, '$.content') AS part)
-    END, '')
-    || ' ' || COALESCE((
-        SELECT group_concat(
-            COALESCE(json_extract(call.value, '$.function.name'), '') || ' ' ||
-            COALESCE(json_extract(call.value, '$.function.arguments'), ''), ' ')
-        FROM json_each({row}.message, '$.tool_calls') AS call), '')
-    || ' ' || COALESCE(json_extract({row}.message, '$.reasoning'), '')
-"""
-
-
 SEARCH_TABLE = "message_search"
+LEGACY_TRIGGERS = ("message_history_search_insert", "message_history_search_delete")
 
 
 def search_table(history: str) -> str:
@@ -41,47 +27,40 @@ def search_table(history: str) -> str:
     return history.replace("message_history", SEARCH_TABLE)
 
 
-def index_statements(history: str) -> list[str]:
-    """The FTS table of a history table: the table only (see `trigger_statements`)."""
-    return [
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {search_table(history)} USING fts5("
-        "text, session_id UNINDEXED, message_id UNINDEXED, tokenize = 'porter unicode61')"
-    ]
-
-
-def trigger_statements(history: str) -> list[str]:
-    """The triggers that index every row a history table gains, and drop what it loses."""
-    search = search_table(history)
-    return [
-        f"CREATE TRIGGER IF NOT EXISTS {history}_search_insert AFTER INSERT ON {history} BEGIN "
-        f"INSERT INTO {search} (rowid, text, session_id, message_id) "
-        f"VALUES (new.rowid, {_TEXT.format(row='new')}, new.session_id, new.message_id); END",
-        f"CREATE TRIGGER IF NOT EXISTS {history}_search_delete AFTER DELETE ON {history} BEGIN "
-        f"DELETE FROM {search} WHERE rowid = old.rowid; END",
-    ]
-
-
-def drop_trigger_statements(history: str) -> list[str]:
-    return [f"DROP TRIGGER IF EXISTS {history}_search_{action}" for action in ("insert", "delete")]
-
-
 class FTS5Index(SearchIndex):
     """The FTS5 index of a set of view tables."""
 
     def statements(self, tables: Tables) -> list[str]:
-        history = tables.message_history
-        return [*index_statements(history), *trigger_statements(history)]
+        return [
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {search_table(tables.message_history)} "
+            "USING fts5(text, session_id UNINDEXED, message_id UNINDEXED, "
+            "tokenize = 'porter unicode61')"
+        ]
 
     def tables(self, tables: Tables) -> list[str]:
         return [search_table(tables.message_history)]
 
-    def before_swap(self, c: Cursor) -> None:
-        for statement in drop_trigger_statements(NEXT.message_history):
-            c.execute(statement)
+    def insert(self, c: Cursor, tables: Tables, rows: Sequence[HistoryRow]) -> None:
+        history = tables.message_history
+        c.executemany(
+            f"INSERT INTO {search_table(history)} (rowid, text, session_id, message_id) "
+            f"SELECT rowid, ?, session_id, message_id FROM {history} "
+            "WHERE session_id = ? AND message_id = ?",
+            [(search_text(row.message), row.session_id, row.message_id) for row in rows],
+        )
 
-    def after_swap(self, c: Cursor) -> None:
-        for statement in trigger_statements(LIVE.message_history):
-            c.execute(statement)
+    def erase(self, c: Cursor, tables: Tables, session_id: str) -> None:
+        history = tables.message_history
+        c.execute(
+            f"DELETE FROM {search_table(history)} WHERE rowid IN "
+            f"(SELECT rowid FROM {history} WHERE session_id = ?)",
+            (session_id,),
+        )
+
+    def upgrade(self, c: Cursor) -> None:
+        """Drop the triggers that fed the index before the views wrote it."""
+        for trigger in LEGACY_TRIGGERS:
+            c.execute(f"DROP TRIGGER IF EXISTS {trigger}")
 
     def search(
         self,

@@ -28,7 +28,7 @@ from .support import (
 class DropsAssistantMessages(Projector):
     """Bug: never writes assistant messages to message_history."""
 
-    VERSIONS: ClassVar[dict[str, int]] = {**Projector.VERSIONS, "message_history": 2}
+    VERSIONS: ClassVar[dict[str, int]] = {**Projector.VERSIONS, "message_history": Projector.VERSIONS["message_history"] + 1}
 
     def _add_history(self, row: Any, message: dict, event: Any, added_by: str | None) -> None:
         if message["role"] != "assistant":
@@ -38,7 +38,7 @@ class DropsAssistantMessages(Projector):
 class CorruptsTheRole(Projector):
     """Bug: stores assistant messages of the history as user messages (column and JSON)."""
 
-    VERSIONS: ClassVar[dict[str, int]] = {**Projector.VERSIONS, "message_history": 2}
+    VERSIONS: ClassVar[dict[str, int]] = {**Projector.VERSIONS, "message_history": Projector.VERSIONS["message_history"] + 1}
 
     def _add_history(self, row: Any, message: dict, event: Any, added_by: str | None) -> None:
         if message["role"] == "assistant":
@@ -50,7 +50,7 @@ class CorruptsTheRoleColumn(Projector):
     """Bug: the role column of active_messages says "user" for assistant messages (the JSON
     is right). Users filter on this column with plain SQL."""
 
-    VERSIONS: ClassVar[dict[str, int]] = {**Projector.VERSIONS, "active_messages": 2}
+    VERSIONS: ClassVar[dict[str, int]] = {**Projector.VERSIONS, "active_messages": Projector.VERSIONS["active_messages"] + 1}
 
     def _appended(self, session: Any, event: Any) -> None:
         super()._appended(session, event)
@@ -65,7 +65,7 @@ class CorruptsTheRoleColumn(Projector):
 class FixedProjector(Projector):
     """The fix: the right logic, with every view version bumped past the buggy ones."""
 
-    VERSIONS: ClassVar[dict[str, int]] = {view: 3 for view in Projector.VERSIONS}
+    VERSIONS: ClassVar[dict[str, int]] = {view: v + 2 for view, v in Projector.VERSIONS.items()}
 
 
 # The bug, the view it breaks, the kind of problem verify must report, and the rows it names:
@@ -165,7 +165,9 @@ def test_opening_with_the_same_view_versions_does_not_rebuild_and_other_versions
         ).fetchone() == (0,)
     with TranscriptStore.open(sqlite_url, projector=FixedProjector) as store:
         assert stored_versions(sqlite_url) == FixedProjector.VERSIONS
-        assert [status.version for status in store.projection_status()] == [3, 3, 3, 3]
+        assert [status.version for status in store.projection_status()] == list(
+            FixedProjector.VERSIONS.values()
+        )
         assert store.history("alpha")[0]["id"] == "a1"
         assert store.verify_projections().ok
 
