@@ -1,4 +1,4 @@
-"""Child-process program for tests/e2e/test_catch_up_crash.py: a store process that projects
+"""Child-process program for tests/processes/test_catch_up_crash.py: a store process that projects
 the views and is killed (SIGKILL) at a moment the parent chooses.
 
 Run as a script, never imported by the package:

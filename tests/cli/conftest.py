@@ -8,15 +8,13 @@ exactly.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 from transcripts import TranscriptStore
 from transcripts.adapters.cli import cli
-
-from .processes import Spawn, Worker, worker_command
 
 WIDTH = "120"
 TRIP = [
@@ -124,18 +122,3 @@ def populated(db: str) -> str:
 def normalise_fixture() -> Callable[[str], str]:
     return normalise
 
-
-@pytest.fixture
-def spawn(tmp_path: Path) -> Iterator[Spawn]:
-    """Start workers.py children: spawn("name", "append", url, ...). Any still running at
-    teardown are killed (by handle)."""
-    started: list[Worker] = []
-
-    def start(name: str, *args: str) -> Worker:
-        worker = Worker(tmp_path, name, worker_command(*args))
-        started.append(worker)
-        return worker
-
-    yield start
-    for worker in started:
-        worker.stop()

@@ -1,4 +1,4 @@
-"""Child-process programs for tests/e2e/test_multiple_processes.py.
+"""Child-process programs for tests/processes/test_multiple_processes.py.
 
 Run as a script, never imported by the package:
 
