@@ -22,7 +22,7 @@ import pytest
 
 from transcripts import TranscriptStore
 
-from .support import sql
+from support.postgres import sql
 
 WAIT = 10.0  # seconds a test waits for the views to show a write
 

@@ -14,7 +14,7 @@ from transcripts import TranscriptStore
 from transcripts.adapters.cli import cli
 from transcripts.adapters.migration import MigrationError, migrate
 
-from .support import sql
+from support.postgres import sql
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -9,7 +9,7 @@ import pytest
 
 from transcripts import StorageError, TranscriptStore
 
-from .support import EVENTS_TABLE, TRACKING_TABLE, connect, sql, tables, with_database
+from support.postgres import EVENTS_TABLE, TRACKING_TABLE, connect, sql, tables, with_database
 
 STORE_TABLES = {
     EVENTS_TABLE,

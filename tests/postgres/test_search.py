@@ -7,7 +7,7 @@ import hashlib
 from transcripts import TranscriptStore
 from transcripts.adapters.storage.postgres import search as postgres_search
 
-from .support import connect, sql
+from support.postgres import connect, sql
 
 INDEX = "message_search_vector"
 

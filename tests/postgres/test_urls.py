@@ -9,7 +9,7 @@ import pytest
 from transcripts import StorageError, TranscriptStore
 from transcripts.config import PostgresLocation, StoreConfig
 
-from .support import free_port
+from support.postgres import free_port
 
 
 def test_a_full_postgresql_url_gives_every_connection_setting() -> None:

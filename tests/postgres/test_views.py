@@ -8,7 +8,7 @@ from pathlib import Path
 
 from transcripts import TranscriptStore
 
-from .support import EVENTS_TABLE, head, row_counts, sql, tracked
+from support.postgres import EVENTS_TABLE, head, row_counts, sql, tracked
 
 PUBLIC_TABLES = (
     "active_messages",
