@@ -20,6 +20,8 @@ from transcripts import TranscriptStore
 from transcripts.domain.messages import MAX_MESSAGE_BYTES
 from transcripts.domain.transcript import transcript_id
 
+from support.rows import log_rows, path_of
+
 from .test_cli_errors import error_line
 
 Run = Callable[..., Result]
@@ -33,18 +35,6 @@ SESSION_IDS = {
 }
 QUERIES = {**NAMES["invalid_queries"], **NAMES["invalid_fts5_queries"]}  # a SQLite store
 NOT_STORES = ["notes.txt.db", "sqlite_header_only.db", "hermes_schema_v99.db"]
-
-
-def path_of(url: str) -> Path:
-    return Path(url.removeprefix("sqlite:///"))
-
-
-def log_rows(url: str) -> list[tuple[Any, ...]]:
-    """Every stored event, byte for byte."""
-    with sqlite3.connect(path_of(url)) as db:
-        rows = db.execute("SELECT * FROM stored_events ORDER BY rowid").fetchall()
-    db.close()
-    return rows
 
 
 def assert_intact(url: str, rows: list[tuple[Any, ...]]) -> None:

@@ -22,6 +22,9 @@ from transcripts.domain.errors import InvalidSearchError, SessionNotFoundError
 from transcripts.domain.messages import MAX_MESSAGE_BYTES, canonical_json
 from transcripts.domain.transcript import transcript_id
 
+from support.reads import everything, seen
+from support.rows import log_rows
+
 DATA = Path(__file__).resolve().parents[1] / "data"
 MESSAGES: dict[str, Any] = json.loads((DATA / "hostile_messages.json").read_text("utf-8"))
 NAMES: dict[str, dict[str, Any]] = json.loads((DATA / "hostile_names.json").read_text("utf-8"))
@@ -41,30 +44,6 @@ def fill(store: TranscriptStore) -> None:
     store.append(KEPT, [{"id": f"k{i}", "role": "user", "content": f"kept {i}"} for i in range(4)])
     store.compact(KEPT, lambda messages: [{"role": "system", "content": "summary"}, messages[-1]])
     store.fail_compaction(store.begin_compaction(KEPT), "summarizer down")
-
-
-def seen(store: TranscriptStore, session_id: str) -> dict[str, Any]:
-    """Everything a reader can see of one session."""
-    return {
-        "active": store.active(session_id),
-        "history": store.history(session_id),
-        "compactions": store.compactions(session_id),
-        "events": store.events(session_id),
-    }
-
-
-def everything(store: TranscriptStore) -> dict[str, Any]:
-    """Everything a reader can see of a store, to compare before and after."""
-    sessions = store.sessions()
-    return {"sessions": sessions, **{s["id"]: seen(store, s["id"]) for s in sessions}}
-
-
-def log_rows(path: Path) -> list[tuple[Any, ...]]:
-    """Every stored event, byte for byte."""
-    with sqlite3.connect(path) as db:
-        rows = db.execute("SELECT * FROM stored_events ORDER BY rowid").fetchall()
-    db.close()
-    return rows
 
 
 @pytest.fixture
@@ -374,7 +353,7 @@ def test_a_read_only_store_is_a_storage_error_and_nothing_stored_changes(
 ) -> None:
     path = unwritable_dir / "store.db"
     shutil.copy(filled_file, path)
-    rows = log_rows(path)
+    rows = log_rows(f"sqlite:///{path}")
     if os.geteuid() == 0:  # the child drops to `nobody`, for whom the modes count
         os.chown(unwritable_dir, 65534, 65534)
         os.chown(path, 65534, 65534)
@@ -385,7 +364,7 @@ def test_a_read_only_store_is_a_storage_error_and_nothing_stored_changes(
     path.chmod(0o600)
     assert outcome["error"] and "StorageError" in outcome["error"], outcome
     assert str(path) in outcome["text"]
-    assert log_rows(path) == rows
+    assert log_rows(f"sqlite:///{path}") == rows
     with TranscriptStore.open(f"sqlite:///{path}") as store:
         assert [m["id"] for m in store.active(KEPT)][-1] == "k3"
         assert store.verify_projections().ok
@@ -395,7 +374,7 @@ def test_a_read_only_store_is_a_storage_error_and_nothing_stored_changes(
 def test_a_full_disk_is_a_storage_error_and_everything_stored_before_is_intact(
     filled_file: Path,
 ) -> None:
-    rows = log_rows(filled_file)
+    rows = log_rows(f"sqlite:///{filled_file}")
     with TranscriptStore.open(f"sqlite:///{filled_file}") as store:
         before = everything(store)
     sizes = [path.stat().st_size for path in filled_file.parent.iterdir()]
@@ -404,7 +383,7 @@ def test_a_full_disk_is_a_storage_error_and_everything_stored_before_is_intact(
     assert outcome["error"] and "StorageError" in outcome["error"], outcome
     assert "cannot write session 'kept'" in outcome["text"]
     assert outcome["seconds"] < 10  # at once: waiting for the lock would not free the disk
-    assert log_rows(filled_file) == rows
+    assert log_rows(f"sqlite:///{filled_file}") == rows
     with TranscriptStore.open(f"sqlite:///{filled_file}") as store:
         assert everything(store) == before
         assert store.verify_projections().ok
@@ -484,7 +463,7 @@ def test_reading_or_writing_a_session_with_a_corrupted_event_is_a_storage_error(
     sick_file: Path, damage: Callable[[bytes], bytes], call: str
 ) -> None:
     corrupt(sick_file, damage)
-    rows = log_rows(sick_file)
+    rows = log_rows(f"sqlite:///{sick_file}")
     calls: dict[str, Callable[[TranscriptStore], object]] = {
         "events": lambda store: store.events(SICK),
         "active_at": lambda store: store.active_at(SICK, 3),
@@ -501,7 +480,7 @@ def test_reading_or_writing_a_session_with_a_corrupted_event_is_a_storage_error(
         else:
             with pytest.raises(StorageError, match="a stored event is corrupt"):
                 calls[call](store)
-    assert log_rows(sick_file) == rows
+    assert log_rows(f"sqlite:///{sick_file}") == rows
 
 
 # -- private files ----------------------------------------------------------------------------

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
-from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ import pytest
 from transcripts import TranscriptStore
 
 from support.postgres import sql
+from support.rows import active_ids, head, query, tracked
 
 WAIT = 10.0  # seconds a test waits for the views to show a write
 
@@ -33,37 +32,6 @@ def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "postgres":
         return request.getfixturevalue("postgres_url")
     return f"sqlite:///{tmp_path / 'store.db'}"
-
-
-def raw_rows(url: str, statement: str, params: tuple = ()) -> list[tuple]:
-    """Plain SQL on the store (`?` placeholders), without the library."""
-    if url.startswith("sqlite:///"):
-        with closing(sqlite3.connect(url.removeprefix("sqlite:///"), timeout=30)) as db:
-            return db.execute(statement, params).fetchall()
-    return sql(url, statement.replace("?", "%s"), params)
-
-
-def active_ids(url: str, session_id: str) -> list[str]:
-    rows = raw_rows(
-        url,
-        "SELECT message_id FROM active_messages WHERE session_id = ? ORDER BY position",
-        (session_id,),
-    )
-    return [message_id for (message_id,) in rows]
-
-
-def tracked_and_head(url: str) -> tuple[int, int]:
-    if url.startswith("sqlite:///"):
-        tracking, events, position = "tracking", "stored_events", "rowid"
-    else:
-        tracking, events, position = "transcripts_tracking", "transcripts_events", "notification_id"
-    [(tracked,)] = raw_rows(
-        url,
-        f"SELECT COALESCE(MAX(notification_id), 0) FROM {tracking} "
-        "WHERE application_name = 'transcripts'",
-    )
-    [(head,)] = raw_rows(url, f"SELECT COALESCE(MAX({position}), 0) FROM {events}")
-    return tracked, head
 
 
 def eventually(check: Callable[[], bool], timeout: float = WAIT) -> None:
@@ -86,8 +54,7 @@ def test_a_follower_projects_what_another_store_object_appends_without_anyone_qu
             writer.start("s")
             writer.append("s", messages("m", 3))  # appends write events only
             eventually(lambda: active_ids(shared_url, "s") == ["m-0", "m-1", "m-2"])
-            tracked, head = tracked_and_head(shared_url)
-            assert tracked == head
+            assert tracked(shared_url) == head(shared_url)
 
 
 def test_followers_and_readers_catching_up_at_once_project_every_event_exactly_once(
@@ -106,11 +73,10 @@ def test_followers_and_readers_catching_up_at_once_project_every_event_exactly_o
                     writer.active("s")  # a reader catching up, racing the followers
             expected = [f"c{call}-{i}" for call in range(40) for i in range(5)]
             eventually(lambda: active_ids(shared_url, "s") == expected)
-        [(history,)] = raw_rows(shared_url, "SELECT COUNT(*) FROM message_history")
+        [(history,)] = query(shared_url, "SELECT COUNT(*) FROM message_history")
         assert history == 200
         assert writer.verify_projections().ok
-        tracked, head = tracked_and_head(shared_url)
-        assert tracked == head
+        assert tracked(shared_url) == head(shared_url)
 
 
 def test_follow_projects_a_burst_in_batches_and_reports_each_batch(shared_url: str) -> None:
@@ -207,5 +173,4 @@ def test_the_follow_command_projects_live_and_stops_cleanly_on_a_signal(
     assert process.returncode == 0, err
     assert "Traceback" not in err
     assert out.splitlines()[-1] == "Stopped after projecting 6 events."
-    tracked, head = tracked_and_head(shared_url)
-    assert tracked == head
+    assert tracked(shared_url) == head(shared_url)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +12,8 @@ from transcripts import TranscriptStore
 from transcripts.adapters.cli import cli
 from transcripts.adapters.migration import MigrationError, migrate
 
-from support.postgres import sql
+from support import reads
+from support.rows import log_rows
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -39,39 +38,10 @@ def fill(url: str, prefix: str = "s") -> None:
             store.append(session, [{"role": "assistant", "content": "after"}])
 
 
-def stored_events(url: str) -> list[tuple[str, int, str, bytes]]:
-    """The log as stored, in log order: (transcript id, version, topic, state)."""
-    if url.startswith("sqlite:///"):
-        with closing(sqlite3.connect(url.removeprefix("sqlite:///"))) as db:
-            rows = db.execute(
-                "SELECT originator_id, originator_version, topic, state "
-                "FROM stored_events ORDER BY rowid"
-            ).fetchall()
-    else:
-        rows = sql(
-            url,
-            "SELECT originator_id, originator_version, topic, state "
-            "FROM transcripts_events ORDER BY notification_id",
-        )
-    return [(str(i).replace("-", ""), v, t, bytes(s)) for i, v, t, s in rows]
-
-
 def everything(url: str) -> dict[str, Any]:
     """What every public query returns."""
     with TranscriptStore.open(url) as store:
-        sessions = store.sessions()
-        return {
-            "sessions": sessions,
-            **{
-                s["id"]: (
-                    store.active(s["id"]),
-                    store.history(s["id"]),
-                    store.compactions(s["id"]),
-                    store.events(s["id"]),
-                )
-                for s in sessions
-            },
-        }
+        return reads.everything(store)
 
 
 def test_a_store_migrated_to_another_backend_and_back_has_the_same_log_and_reads(
@@ -84,9 +54,9 @@ def test_a_store_migrated_to_another_backend_and_back_has_the_same_log_and_reads
     again = migrate(other_url, back)
 
     assert there.ok and again.ok
-    assert there.events == again.events == len(stored_events(source)) == EVENTS
+    assert there.events == again.events == len(log_rows(source)) == EVENTS
     assert there.sessions == again.sessions == 3
-    assert stored_events(other_url) == stored_events(source) == stored_events(back)
+    assert log_rows(other_url) == log_rows(source) == log_rows(back)
     assert everything(other_url) == everything(source) == everything(back)
 
 
@@ -106,10 +76,10 @@ def test_migrating_into_a_store_that_has_events_is_refused_and_copies_nothing(
     source = f"sqlite:///{tmp_path / 'source.db'}"
     fill(source)
     fill(other_url, prefix="mine")
-    before = stored_events(other_url)
+    before = log_rows(other_url)
     with pytest.raises(MigrationError, match="not empty"):
         migrate(source, other_url)
-    assert stored_events(other_url) == before
+    assert log_rows(other_url) == before
 
 
 def test_append_adds_the_sessions_to_a_store_that_has_others(
@@ -118,10 +88,10 @@ def test_append_adds_the_sessions_to_a_store_that_has_others(
     source = f"sqlite:///{tmp_path / 'source.db'}"
     fill(source)
     fill(other_url, prefix="mine")
-    before = stored_events(other_url)
+    before = log_rows(other_url)
     migration = migrate(source, other_url, append=True)
     assert migration.ok and migration.events == EVENTS
-    assert stored_events(other_url) == before + stored_events(source)
+    assert log_rows(other_url) == before + log_rows(source)
     with TranscriptStore.open(other_url) as store:
         assert sorted(s["id"] for s in store.sessions()) == [
             "mine0", "mine1", "mine2", "s0", "s1", "s2"
@@ -135,10 +105,10 @@ def test_append_refuses_a_session_both_stores_have_and_copies_nothing(
     fill(source)
     with TranscriptStore.open(other_url) as store:
         store.start("s1")
-    before = stored_events(other_url)
+    before = log_rows(other_url)
     with pytest.raises(MigrationError, match="1 sessions are in both stores .*s1"):
         migrate(source, other_url, append=True)
-    assert stored_events(other_url) == before
+    assert log_rows(other_url) == before
 
 
 def test_a_source_that_is_not_a_store_is_refused(tmp_path: Path, other_url: str) -> None:

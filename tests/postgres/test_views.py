@@ -8,7 +8,8 @@ from pathlib import Path
 
 from transcripts import TranscriptStore
 
-from support.postgres import EVENTS_TABLE, head, row_counts, sql, tracked
+from support.postgres import EVENTS_TABLE, sql
+from support.rows import head, row_counts, tracked
 
 PUBLIC_TABLES = (
     "active_messages",

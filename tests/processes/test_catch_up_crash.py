@@ -12,19 +12,18 @@ from __future__ import annotations
 
 import queue
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import closing
 from pathlib import Path
 
 import pytest
 from transcripts import TranscriptStore
-from transcripts.application.event_log import TranscriptLog
-from transcripts.config import StoreConfig
 from transcripts.domain.transcript import Transcript
+
+from support import log
+from support.rows import connect, head, raw_rows, tracked
 
 pytestmark = pytest.mark.slow
 
@@ -33,46 +32,9 @@ SESSIONS, MESSAGES, COMPACT_EVERY = 4, 5000, 1200
 EVENTS = SESSIONS * (1 + MESSAGES + MESSAGES // COMPACT_EVERY)  # 20,020
 MODES = ["between-batches", "inside-a-batch", "running"]
 TIMEOUT = 60.0
-ORDERED_TABLES = {
-    "active_messages": "session_id, position",
-    "message_history": "session_id, seq",
-    "compaction_attempts": "compaction_id",
-    "sessions": "session_id",
-    "quarantined_events": "position",
-    "view_versions": "view",
-}
 
 
 # -- the store file, read and written without the views ------------------------------------
-
-
-def connect(url: str) -> closing[sqlite3.Connection]:
-    return closing(sqlite3.connect(url.removeprefix("sqlite:///"), timeout=TIMEOUT))
-
-
-def raw_rows(url: str) -> dict[str, list[tuple]]:
-    with connect(url) as db:
-        rows = {
-            t: db.execute(f"SELECT * FROM {t} ORDER BY {k}").fetchall()
-            for t, k in ORDERED_TABLES.items()
-        }
-        rows["tracking"] = db.execute(
-            "SELECT * FROM tracking WHERE application_name = 'transcripts'"
-        ).fetchall()
-    return rows
-
-
-def tracked(url: str) -> int:
-    with connect(url) as db:
-        row = db.execute(
-            "SELECT notification_id FROM tracking WHERE application_name = 'transcripts'"
-        ).fetchone()
-    return row[0] if row else 0
-
-
-def head(url: str) -> int:
-    with connect(url) as db:
-        return db.execute("SELECT MAX(rowid) FROM stored_events").fetchone()[0] or 0
 
 
 def leftover_tables(url: str) -> list[str]:
@@ -97,34 +59,7 @@ def messages_up_to(url: str, position: int) -> int:
 
 def write_behind_the_views(url: str) -> None:
     """EVENTS events in one transaction, with the library's own recorder."""
-    env = StoreConfig.from_url(url).library_env()
-    env.pop("APPLICATION_RECORDER_TOPIC", None)
-    log = TranscriptLog(env=env)
-    try:
-        transcripts = []
-        for k in range(SESSIONS):
-            transcript = Transcript.start(
-                f"bulk-{k}", source="bulk", model=None, parent_id=None, metadata={}
-            )
-            for i in range(MESSAGES):
-                role = ("user", "assistant")[i % 2]
-                transcript.append(
-                    [{"id": f"bulk-{k}-{i}", "role": role, "content": f"message {i}"}]
-                )
-                if (i + 1) % COMPACT_EVERY == 0:
-                    transcript.commit_compaction(
-                        compaction_id=f"cmp-{k}-{i}",
-                        based_on_version=transcript.version,
-                        snapshot=list(transcript.active),
-                        replacement=[{"role": "system", "content": f"summary up to {i}"}],
-                        reason="bulk",
-                        tokens_before=None,
-                        tokens_after=None,
-                    )
-            transcripts.append(transcript)
-        log.save(*transcripts)
-    finally:
-        log.close()
+    log.write_behind_the_views(url, SESSIONS, MESSAGES, compact_every=COMPACT_EVERY)
 
 
 # -- the child process ----------------------------------------------------------------------

@@ -37,6 +37,8 @@ import pytest
 
 from transcripts import TranscriptStore
 
+from support.rows import log_rows
+
 from .crash_support import Child, Ledger
 
 pytestmark = pytest.mark.slow
@@ -45,15 +47,6 @@ SEED = os.environ.get("TRANSCRIPTS_CRASH_SEED", "6")
 SESSION = "torn"
 TEARS = 12  # tear offsets tried on one crash image
 WAL_HEADER = 32
-
-
-def events_of(path: Path) -> list[tuple]:
-    """The raw rows of the event log, in log order."""
-    with closing(sqlite3.connect(path)) as connection:
-        return connection.execute(
-            "SELECT originator_id, originator_version, topic, state FROM stored_events "
-            "ORDER BY rowid"
-        ).fetchall()
 
 
 def backup(source: Path, target: Path) -> None:
@@ -105,7 +98,7 @@ def check_torn_copy(path: Path, baseline: list[tuple], lines: list[dict], offset
     url = f"sqlite:///{path}"
     ledger, past_all = durable_ledger(lines, offset)
     ledger.check(url)  # opens; acked appends there; log prefix intact; views verify clean
-    recovered = events_of(path)
+    recovered = log_rows(f"sqlite:///{path}")
     assert recovered[: len(baseline)] == baseline, "the baseline lost or changed events"
     with TranscriptStore.open(url) as store:
         events = store.events(SESSION)
@@ -149,7 +142,7 @@ def test_a_store_with_a_torn_wal_opens_and_keeps_every_transaction_that_ended_be
             durations.append(line["elapsed"])
     time.sleep(rng.uniform(0, 1.5 * statistics.median(durations)))
     lines = child.kill()
-    baseline = events_of(baseline_copy)
+    baseline = log_rows(f"sqlite:///{baseline_copy}")
     assert baseline, "the baseline holds no events"
 
     image = tmp_path / "image"  # the crash image: database, WAL and the stale -shm

@@ -11,7 +11,8 @@ import pytest
 from transcripts import TranscriptStore
 from transcripts.domain.transcript import transcript_id
 
-from .support import connect, expected_summary, fold_of, head, tracked
+from support.log import expected_summary, fold_of
+from support.rows import connect, head, tracked
 
 SICK, WELL = "sick", "well"
 

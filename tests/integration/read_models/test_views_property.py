@@ -18,7 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from transcripts import SessionErasedError, SessionNotFoundError, TranscriptStore
 
-from .support import expected_summary, fold_of, raw_rows, reads
+from support.log import expected_summary, fold_of
+from support.reads import everything
+from support.rows import raw_rows
 
 EXAMPLES = int(os.environ.get("VIEWS_PROPERTY_EXAMPLES", "60"))  # raise it to search longer
 SESSIONS = ("s0", "s1", "s2")
@@ -240,7 +242,7 @@ class Run:
         report = store.verify_projections()
         assert report.ok, [str(problem) for problem in report.problems]
         assert report.sessions == len(self.sessions)
-        before = reads(store)
+        before = everything(store)
         folds = {session_id: fold_of(url, session_id) for session_id in self.sessions}
         assert before["sessions"] == sorted(
             (expected_summary(fold) for fold in folds.values()), key=lambda s: s["started_at"]
@@ -261,9 +263,9 @@ class Run:
         rows = raw_rows(url)
         store.rebuild_projections()
         assert raw_rows(url) == rows
-        assert reads(store) == before
+        assert everything(store) == before
         with TranscriptStore.open(url) as other:  # what any other reader of the file sees
-            assert reads(other) == before
+            assert everything(other) == before
 
 
 session_ids = st.sampled_from(SESSIONS)

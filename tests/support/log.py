@@ -1,82 +1,18 @@
-"""Helpers of the read-model tests: the raw rows of the view tables, the events of the log
-read without the views, and a writer that stores events the views do not see.
+"""The event log of a store file, read and written by the event-sourcing library alone: the
+events of a session and their fold, and a writer that stores events no view has seen.
 
-Everything here reads or writes the real SQLite file of a store with plain sqlite3 or with
-the event-sourcing library's own recorder, so the checks share no code with the projection.
+The fold (`SessionFold`) shares no code with the projector, so what it says the views and
+queries must be is an independent check of them.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
-from pathlib import Path
 from typing import Any
 
-from transcripts import TranscriptStore
 from transcripts.application.event_log import TranscriptLog
 from transcripts.config import StoreConfig
 from transcripts.domain.transcript import Transcript, transcript_id
 from transcripts.projections.fold import SessionFold
-
-VIEW_TABLES = ("active_messages", "message_history", "compaction_attempts", "sessions")
-# Every table a projection writes, with the key that orders its rows.
-ORDERED_TABLES = {
-    "active_messages": "session_id, position",
-    "message_history": "session_id, seq",
-    "compaction_attempts": "compaction_id",
-    "sessions": "session_id",
-    "quarantined_events": "position",
-    "view_versions": "view",
-}
-
-
-def path_of(url: str) -> Path:
-    return Path(url.removeprefix("sqlite:///"))
-
-
-@contextmanager
-def connect(url: str) -> Iterator[sqlite3.Connection]:
-    """A plain sqlite3 connection to a store file, committed on success."""
-    with closing(sqlite3.connect(path_of(url), timeout=30)) as connection:
-        with connection:
-            yield connection
-
-
-def raw_rows(url: str) -> dict[str, list[tuple]]:
-    """Every row of every view table, and the tracked position, as sqlite3 returns them."""
-    with connect(url) as db:
-        rows = {
-            table: db.execute(f"SELECT * FROM {table} ORDER BY {key}").fetchall()
-            for table, key in ORDERED_TABLES.items()
-        }
-        rows["tracking"] = db.execute(
-            "SELECT * FROM tracking WHERE application_name = 'transcripts'"
-        ).fetchall()
-    return rows
-
-
-def row_counts(url: str) -> dict[str, int]:
-    with connect(url) as db:
-        return {
-            table: db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-            for table in ORDERED_TABLES
-        }
-
-
-def head(url: str) -> int:
-    """The last log position (the notification id of the newest stored event)."""
-    with connect(url) as db:
-        return db.execute("SELECT MAX(rowid) FROM stored_events").fetchone()[0] or 0
-
-
-def tracked(url: str) -> int:
-    """The log position the live views reflect."""
-    with connect(url) as db:
-        row = db.execute(
-            "SELECT notification_id FROM tracking WHERE application_name = 'transcripts'"
-        ).fetchone()
-    return row[0] if row else 0
 
 
 def plain_env(url: str) -> dict[str, str]:
@@ -118,24 +54,6 @@ def expected_summary(fold: SessionFold) -> dict[str, Any]:
         "compactions_failed": sum(entry["status"] == "failed" for entry in fold.compactions),
         "quarantined": 0,
         "erased_at": fold.erased_at,
-    }
-
-
-def reads(store: TranscriptStore) -> dict[str, Any]:
-    """Everything the public queries return, for every session (of an erased one: when)."""
-    sessions = store.sessions()
-    return {
-        "sessions": sessions,
-        **{
-            session["id"]: {"erased_at": session["erased_at"]}
-            if session["erased_at"]
-            else {
-                "active": store.active(session["id"]),
-                "history": store.history(session["id"]),
-                "compactions": store.compactions(session["id"]),
-            }
-            for session in sessions
-        },
     }
 
 
