@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .processes import Spawn, Worker, worker_command
+from support.processes import Spawn, Worker, worker_command
 
 
 @pytest.fixture

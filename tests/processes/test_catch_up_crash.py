@@ -27,7 +27,7 @@ from support.rows import connect, head, raw_rows, tracked
 
 pytestmark = pytest.mark.slow
 
-WORKER = Path(__file__).with_name("projection_worker.py")
+WORKER = Path(__file__).parents[1] / "support" / "programs" / "projection_worker.py"
 SESSIONS, MESSAGES, COMPACT_EVERY = 4, 5000, 1200
 EVENTS = SESSIONS * (1 + MESSAGES + MESSAGES // COMPACT_EVERY)  # 20,020
 MODES = ["between-batches", "inside-a-batch", "running"]

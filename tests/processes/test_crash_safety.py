@@ -38,7 +38,7 @@ import pytest
 
 from transcripts import TranscriptStore
 
-from .crash_support import Child, Ledger
+from support.crash import Child, Ledger
 
 pytestmark = pytest.mark.slow
 

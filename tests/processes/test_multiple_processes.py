@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from transcripts import StorageError, TranscriptStore
 
-from .processes import Spawn, release_together, without_id
+from support.processes import Spawn, release_together, without_id
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from transcripts import TranscriptStore
 
-from .processes import RUN_TIMEOUT, Spawn, Worker, release_together
+from support.processes import RUN_TIMEOUT, Spawn, Worker, release_together
 
 pytestmark = pytest.mark.slow
 

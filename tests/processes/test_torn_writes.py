@@ -39,7 +39,7 @@ from transcripts import TranscriptStore
 
 from support.rows import log_rows
 
-from .crash_support import Child, Ledger
+from support.crash import Child, Ledger
 
 pytestmark = pytest.mark.slow
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-WORKERS = Path(__file__).with_name("workers.py")
+WORKERS = Path(__file__).parent / "programs" / "workers.py"
 STARTUP_TIMEOUT = 30.0  # a fresh interpreter importing the package, on a busy 2-core machine
 RUN_TIMEOUT = 90.0
 
