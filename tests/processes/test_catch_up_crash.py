@@ -3,31 +3,25 @@ batch's transaction, or wherever it happens to be. A catch-up resumes from the t
 position without a duplicate or a missing row; a rebuild leaves the live views untouched,
 and a later rebuild succeeds.
 
-The child program is projection_worker.py next to this file, run with this interpreter. The
+The child program is support/programs/projection_worker.py, run with this interpreter. The
 views are made to lag behind a log of about 20,000 events written with the event-sourcing
 library's own recorder (no view sees them until a store catches up).
 """
 
 from __future__ import annotations
 
-import queue
-import signal
-import subprocess
-import sys
-import threading
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 from transcripts import TranscriptStore
 from transcripts.domain.transcript import Transcript
 
 from support import log
+from support.processes import Child, Spawn, program
 from support.rows import connect, head, raw_rows, tracked
 
 pytestmark = pytest.mark.slow
 
-WORKER = Path(__file__).parents[1] / "support" / "programs" / "projection_worker.py"
 SESSIONS, MESSAGES, COMPACT_EVERY = 4, 5000, 1200
 EVENTS = SESSIONS * (1 + MESSAGES + MESSAGES // COMPACT_EVERY)  # 20,020
 MODES = ["between-batches", "inside-a-batch", "running"]
@@ -65,73 +59,11 @@ def write_behind_the_views(url: str) -> None:
 # -- the child process ----------------------------------------------------------------------
 
 
-class Worker:
-    """projection_worker.py in a child process; its stdout is read line by line in a thread."""
-
-    def __init__(self, directory: Path, *args: str) -> None:
-        self.stderr_path = directory / "worker.stderr"
-        with self.stderr_path.open("w") as stderr:
-            self.process = subprocess.Popen(
-                [sys.executable, str(WORKER), *args],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=stderr,
-                text=True,
-            )
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.lines.put(line.rstrip("\n"))
-        self.lines.put(None)
-
-    def expect(self, wanted: Callable[[str], bool]) -> str:
-        while True:
-            try:
-                line = self.lines.get(timeout=TIMEOUT)
-            except queue.Empty:
-                raise AssertionError(
-                    f"the worker said nothing for {TIMEOUT} s; it said {self.seen}"
-                ) from None
-            if line is None:
-                self.process.wait(TIMEOUT)
-                raise AssertionError(
-                    f"the worker ended (exit {self.process.returncode}) after {self.seen}:\n"
-                    f"{self.stderr_path.read_text()}"
-                )
-            self.seen.append(line)
-            if wanted(line):
-                return line
-
-    def send(self, line: str) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
-
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        assert self.process.wait(TIMEOUT) == -signal.SIGKILL
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(TIMEOUT)
-
-
-@pytest.fixture
-def worker(tmp_path: Path) -> Iterator[Callable[..., Worker]]:
-    started: list[Worker] = []
-
-    def start(*args: str) -> Worker:
-        started.append(Worker(tmp_path, *args))
-        return started[-1]
-
-    yield start
-    for each in started:
-        each.stop()
+def worker(spawn: Spawn, operation: str, url: str, mode: str) -> Child:
+    """projection_worker.py in a child process, ready: it waits for `go`."""
+    child = spawn("worker", program("projection_worker.py", operation, url, mode), timeout=TIMEOUT)
+    child.wait_for(lambda line: line == "ready")
+    return child
 
 
 def stop_point(mode: str) -> Callable[[str], bool]:
@@ -145,20 +77,19 @@ def stop_point(mode: str) -> Callable[[str], bool]:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_catch_up_killed_mid_way_resumes_from_the_tracked_position_without_duplicates(
-    sqlite_url: str, worker: Callable[..., Worker], mode: str
+    sqlite_url: str, spawn: Spawn, mode: str
 ) -> None:
     with TranscriptStore.open(sqlite_url) as store:
         store.start("live")
         store.append("live", [{"id": "x", "role": "user", "content": "projected before"}])
         assert store.active("live")
     start = tracked(sqlite_url)
-    child = worker("catch-up", sqlite_url, mode)
-    child.expect(lambda line: line == "ready")
+    child = worker(spawn, "catch-up", sqlite_url, mode)
     write_behind_the_views(sqlite_url)
     end = head(sqlite_url)
     assert end - start == EVENTS
-    child.send("go")
-    child.expect(stop_point(mode))
+    child.go()
+    child.wait_for(stop_point(mode))
     child.kill()
 
     position = tracked(sqlite_url)
@@ -188,18 +119,17 @@ def test_a_catch_up_killed_mid_way_resumes_from_the_tracked_position_without_dup
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_rebuild_killed_mid_way_leaves_the_live_views_intact_and_a_later_rebuild_succeeds(
-    sqlite_url: str, worker: Callable[..., Worker], mode: str
+    sqlite_url: str, spawn: Spawn, mode: str
 ) -> None:
     write_behind_the_views(sqlite_url)
     with TranscriptStore.open(sqlite_url) as store:  # caught up on open
         assert store.verify_projections().ok
         expected_reads = {s["id"]: store.active(s["id"]) for s in store.sessions()}
     before = raw_rows(sqlite_url)
-    child = worker("rebuild", sqlite_url, mode)
-    child.expect(lambda line: line == "ready")
+    child = worker(spawn, "rebuild", sqlite_url, mode)
     with TranscriptStore.open(sqlite_url) as reader:
-        child.send("go")
-        child.expect(stop_point(mode))
+        child.go()
+        child.wait_for(stop_point(mode))
         # Readers are served the complete live views while the rebuild runs (even while it
         # holds the write lock inside a batch).
         assert {s["id"]: reader.active(s["id"]) for s in reader.sessions()} == expected_reads

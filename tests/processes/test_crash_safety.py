@@ -1,7 +1,7 @@
 """Crash safety with real processes (issue 6, "Crash safety (real processes)").
 
-A writer child (crash_support.py) appends, syncs, compacts and rebuilds the views of one
-session and reports each call on stdout once it returned. The parent SIGKILLs it at a random
+A writer child (support/programs/crash_writer.py) appends, syncs, compacts and rebuilds the
+views of one session and reports each call on stdout once it returned. The parent SIGKILLs it at a random
 point — armed after a random number of acknowledged calls of the kind under test, it waits
 for the next such call to begin and kills it a random time into it (up to 1.5 times what
 such a call took so far) — then reopens the store and checks (`Ledger.check`):
@@ -38,7 +38,8 @@ import pytest
 
 from transcripts import TranscriptStore
 
-from support.crash import Child, Ledger
+from support.crash import Ledger, start_writer
+from support.processes import Child, Spawn
 
 pytestmark = pytest.mark.slow
 
@@ -59,7 +60,7 @@ def kill_during(child: Child, target: str, rng: random.Random) -> list[dict]:
     arm_after = rng.randint(1, 6)
     durations: list[float] = []
     while True:
-        line = child.next()
+        line = child.line()
         if line.get("ack") == target:
             durations.append(line["elapsed"])
         if line.get("intent") == target and len(durations) >= arm_after:
@@ -70,7 +71,7 @@ def kill_during(child: Child, target: str, rng: random.Random) -> list[dict]:
 
 @pytest.mark.parametrize("workload", list(WORKLOADS))
 def test_a_killed_writer_loses_no_acknowledged_write_and_leaves_no_half_applied_compaction(
-    workload: str, tmp_path: Path
+    workload: str, tmp_path: Path, spawn: Spawn
 ) -> None:
     url = f"sqlite:///{tmp_path / 'store.db'}"
     with TranscriptStore.open(url) as store:  # the file and its tables; the writers do the rest
@@ -84,8 +85,8 @@ def test_a_killed_writer_loses_no_acknowledged_write_and_leaves_no_half_applied_
     killed = Counter()
     for run in range(runs * SCALE):
         rng = random.Random(f"{SEED}-{workload}-{run}")
-        child = Child(
-            tmp_path, f"{workload}-{run}",
+        child = start_writer(
+            spawn, f"{workload}-{run}",
             "write", url, SESSION, f"r{run}", str(rng.randrange(2**32)), workload,
         )  # fmt: skip
         lines = kill_during(child, target, rng)
@@ -103,19 +104,19 @@ def test_a_killed_writer_loses_no_acknowledged_write_and_leaves_no_half_applied_
 
 
 def test_a_writer_killed_while_it_creates_the_store_leaves_a_file_that_opens_and_takes_writes(
-    tmp_path: Path,
+    tmp_path: Path, spawn: Spawn
 ) -> None:
     rng = random.Random(f"{SEED}-create")
     # A first child runs to the end: how long opening a new store takes here.
     timing = f"sqlite:///{tmp_path / 'timing.db'}"
-    first = Child(tmp_path, "create-timing", "create", timing, SESSION)
-    while first.next().get("ack") != "append":
+    first = start_writer(spawn, "create-timing", "create", timing, SESSION)
+    while first.line().get("ack") != "append":
         pass
     (opening,) = [line["elapsed"] for line in first.kill() if line.get("ack") == "open"]
     for run in range(CREATE_RUNS):
         url = f"sqlite:///{tmp_path / f'store-{run}.db'}"
-        child = Child(tmp_path, f"create-{run}", "create", url, SESSION)
-        while child.next().get("intent") != "open":
+        child = start_writer(spawn, f"create-{run}", "create", url, SESSION)
+        while child.line().get("intent") != "open":
             pass
         time.sleep(rng.uniform(0, 1.2 * opening))
         ledger = Ledger(SESSION)

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 import random
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 from transcripts import TranscriptStore
+
+from support.processes import Spawn
 
 RUNS = int(os.environ.get("TRANSCRIPTS_CRASH_RUNS", "1")) * 6
 MESSAGES = 60
@@ -34,7 +35,7 @@ with TranscriptStore.open(url) as store:
 
 @pytest.mark.slow
 def test_a_process_killed_while_it_forgets_leaves_each_session_whole_or_only_its_tombstone(
-    tmp_path: Path,
+    tmp_path: Path, spawn: Spawn
 ) -> None:
     path = tmp_path / "store.db"
     url = f"sqlite:///{path}"
@@ -42,21 +43,13 @@ def test_a_process_killed_while_it_forgets_leaves_each_session_whole_or_only_its
     rng = random.Random(os.environ.get("TRANSCRIPTS_CRASH_SEED", "forget"))
     forgot: list[str] = []
     for run in range(RUNS):
-        child = subprocess.Popen(
-            [sys.executable, "-c", CHILD, url, f"r{run}", str(MESSAGES)],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert child.stdout is not None
+        child = spawn(f"forget-{run}", [sys.executable, "-c", CHILD, url, f"r{run}", str(MESSAGES)])
         for _ in range(rng.randrange(1, 4)):  # a few sessions, then kill inside the next one
-            line = child.stdout.readline()
-            assert line.startswith("filled"), line
-            forgot.append(child.stdout.readline().split()[1])
-        child.stdout.readline()  # filled: the next forget is starting
+            child.expect("filled")
+            forgot.append(child.expect("forgot"))
+        child.expect("filled")  # the next forget is starting
         time.sleep(rng.uniform(0, 0.03))
         child.kill()
-        child.wait()
-        child.stdout.close()
     with TranscriptStore.open(url) as store:
         shapes = {}
         for session in store.sessions():

@@ -1,8 +1,8 @@
 """Several real processes writing one store at once: a SQLite file, and PostgreSQL when
 $TRANSCRIPTS_TEST_POSTGRES_URL names a server.
 
-The child programs live in workers.py next to this file and run as scripts with this
-interpreter (see processes.py for how the parent drives them).
+The child programs live in support/programs/workers.py and run as scripts with this
+interpreter (see support/processes.py for how the parent drives them).
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 from transcripts import StorageError, TranscriptStore
 
-from support.processes import Spawn, release_together, without_id
+from support.messages import without_id
+from support.processes import Spawn, program, release_together
+from support.rows import path_of
 
 pytestmark = pytest.mark.slow
 
@@ -32,8 +34,9 @@ def backend(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-def db_path(sqlite_url: str) -> str:
-    return sqlite_url.removeprefix("sqlite:///")
+def worker_program(*args: str) -> list[str]:
+    """The command running a program of workers.py: worker_program("append", url, …)."""
+    return program("workers.py", *args)
 
 
 # -- appends --------------------------------------------------------------------------------
@@ -46,7 +49,9 @@ def test_four_processes_appending_to_one_session_store_every_message_exactly_onc
     # workers, racing each other (start with the same arguments is a no-op).
     TranscriptStore.open(store_url).close()
     workers = [
-        spawn(f"appender-{i}", "append", store_url, "shared-session", str(i), "shared")
+        spawn(
+            f"appender-{i}", worker_program("append", store_url, "shared-session", str(i), "shared")
+        )
         for i in range(PROCESSES)
     ]
     release_together(workers, "ready")
@@ -106,7 +111,9 @@ def test_four_processes_appending_to_different_sessions_store_everything(
     TranscriptStore.open(store_url).close()
     # The same "shared" ids in every session: ids are unique per transcript, not globally.
     workers = [
-        spawn(f"appender-{i}", "append", store_url, f"session-{i}", str(i), "shared")
+        spawn(
+            f"appender-{i}", worker_program("append", store_url, f"session-{i}", str(i), "shared")
+        )
         for i in range(PROCESSES)
     ]
     release_together(workers, "ready")
@@ -139,7 +146,10 @@ def test_a_process_sees_in_sessions_the_messages_other_processes_appended(
         store.start("shared-session", source="e2e")
         store.append("shared-session", [{"id": "first", "role": "user", "content": "hello"}])
         workers = [
-            spawn(f"appender-{i}", "append", store_url, "shared-session", str(i), "shared")
+            spawn(
+                f"appender-{i}",
+                worker_program("append", store_url, "shared-session", str(i), "shared"),
+            )
             for i in range(2)
         ]
         release_together(workers, "ready")
@@ -168,7 +178,8 @@ def test_four_processes_opening_a_store_file_nobody_created_yet_all_succeed(
     else:
         template = f"sqlite:///{tmp_path}/round-{{round}}/data/store.db"
     workers = [
-        spawn(f"opener-{i}", "open-fresh", template, str(i), str(rounds)) for i in range(PROCESSES)
+        spawn(f"opener-{i}", worker_program("open-fresh", template, str(i), str(rounds)))
+        for i in range(PROCESSES)
     ]
     for _ in range(rounds):
         release_together(workers, "ready")
@@ -199,7 +210,8 @@ def test_racing_compactions_from_four_processes_commit_one_and_record_the_others
     seeded_ids = [message["id"] for message in seeded]
 
     workers = [
-        spawn(f"compactor-{i}", "compact", store_url, "race", str(i)) for i in range(PROCESSES)
+        spawn(f"compactor-{i}", worker_program("compact", store_url, "race", str(i)))
+        for i in range(PROCESSES)
     ]
     begun = [json.loads(report) for report in release_together(workers, "begun")]
     # Every attempt began before any committed: all against the same version and snapshot.
@@ -263,7 +275,9 @@ def test_a_writer_waits_for_a_lock_another_process_holds_for_less_than_the_lock_
         store.append("locked", [{"id": "a", "role": "user", "content": "before the lock"}])
         attempt = store.begin_compaction("locked") if write == "commit_compaction" else None
 
-        holder = spawn("lock-holder", "hold-lock", db_path(sqlite_url), str(HOLD))
+        holder = spawn(
+            "lock-holder", worker_program("hold-lock", str(path_of(sqlite_url)), str(HOLD))
+        )
         holder.expect("locked")
         began = time.monotonic()
         if write == "append":
@@ -291,7 +305,7 @@ def test_a_writer_gives_up_with_a_storage_error_when_the_lock_is_held_past_the_t
 ) -> None:
     with TranscriptStore.open(sqlite_url, lock_timeout=1) as store:
         store.start("locked", source="e2e")
-        holder = spawn("lock-holder", "hold-lock", db_path(sqlite_url), "3")
+        holder = spawn("lock-holder", worker_program("hold-lock", str(path_of(sqlite_url)), "3"))
         holder.expect("locked")
         began = time.monotonic()
         with pytest.raises(StorageError, match="within 1 s"):

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import signal
 import sys
-from pathlib import Path
 
 import pytest
 from transcripts import TranscriptStore
 
-from support.processes import RUN_TIMEOUT, Spawn, Worker, release_together
+from support.processes import RUN_TIMEOUT, Spawn, program, release_together
 
 pytestmark = pytest.mark.slow
 
@@ -22,17 +21,19 @@ PER_WORKER = 50  # as in workers.py
 
 
 def test_four_processes_appending_to_their_own_sessions_while_a_follower_projects_lose_nothing(
-    postgres_url: str, spawn: Spawn, tmp_path: Path
+    postgres_url: str, spawn: Spawn
 ) -> None:
     TranscriptStore.open(postgres_url).close()
-    follower = Worker(
-        tmp_path,
+    follower = spawn(
         "follower",
         [sys.executable, "-m", "transcripts", "--db", postgres_url, "projections", "follow"],
     )
     try:
         workers = [
-            spawn(f"appender-{i}", "append", postgres_url, f"session-{i}", str(i), "shared")
+            spawn(
+                f"appender-{i}",
+                program("workers.py", "append", postgres_url, f"session-{i}", str(i), "shared"),
+            )
             for i in range(PROCESSES)
         ]
         release_together(workers, "ready")

@@ -6,15 +6,15 @@ checksum chained to the frames before it; on open, recovery replays the frames u
 last valid commit frame and ignores the rest. So a tear — the WAL cut short at any byte, or
 its tail overwritten with garbage — can only drop transactions that end after it.
 
-How it is tested: a writer child (crash_support.py `torn`) appends, and after each append
-returned reports the WAL size, which is where that transaction ends in the WAL (nothing else
-writes the file meanwhile). At a barrier the parent takes a consistent copy of the store with
-the sqlite3 backup API (the baseline), optionally checkpoints the WAL into the database file,
-lets the child append more and SIGKILLs it. Then, on copies of that crash image, it tears the
-WAL at many offsets and opens each copy: it must open; every event of the baseline must be
-there unchanged; every append whose transaction ended at or before the tear must be there,
-and none that ended after it (except the call in flight, whole); the views must verify clean
-and take new writes.
+How it is tested: a writer child (support/programs/crash_writer.py `torn`) appends, and
+after each append returned reports the WAL size, which is where that transaction ends in the
+WAL (nothing else writes the file meanwhile). At a barrier the parent takes a consistent
+copy of the store with the sqlite3 backup API (the baseline), optionally checkpoints the WAL
+into the database file, lets the child append more and SIGKILLs it. Then, on copies of that
+crash image, it tears the WAL at many offsets and opens each copy: it must open; every event
+of the baseline must be there unchanged; every append whose transaction ended at or before
+the tear must be there, and none that ended after it (except the call in flight, whole); the
+views must verify clean and take new writes.
 
 A second test kills a writer in the middle of WAL checkpoints (the copy of WAL frames into
 the database file) and checks that everything acknowledged is still there.
@@ -37,9 +37,9 @@ import pytest
 
 from transcripts import TranscriptStore
 
+from support.crash import Ledger, start_writer
+from support.processes import Spawn
 from support.rows import log_rows
-
-from support.crash import Child, Ledger
 
 pytestmark = pytest.mark.slow
 
@@ -113,7 +113,7 @@ def check_torn_copy(path: Path, baseline: list[tuple], lines: list[dict], offset
 
 @pytest.mark.parametrize("baseline_in", ["wal", "database file"])
 def test_a_store_with_a_torn_wal_opens_and_keeps_every_transaction_that_ended_before_the_tear(
-    baseline_in: str, tmp_path: Path
+    baseline_in: str, tmp_path: Path, spawn: Spawn
 ) -> None:
     rng = random.Random(f"{SEED}-torn-{baseline_in}")
     live = tmp_path / "live"
@@ -121,8 +121,8 @@ def test_a_store_with_a_torn_wal_opens_and_keeps_every_transaction_that_ended_be
     path = live / "store.db"
     url = f"sqlite:///{path}"
     TranscriptStore.open(url).close()
-    child = Child(tmp_path, "torn", "torn", url, SESSION, str(rng.randrange(2**32)))
-    while "baseline" not in (line := child.next()):
+    child = start_writer(spawn, "torn", "torn", url, SESSION, str(rng.randrange(2**32)))
+    while "baseline" not in (line := child.line()):
         pass
     baseline_copy = tmp_path / "baseline.db"
     backup(path, baseline_copy)
@@ -136,7 +136,7 @@ def test_a_store_with_a_torn_wal_opens_and_keeps_every_transaction_that_ended_be
     acked, wanted = 0, rng.randint(8, 30)
     durations: list[float] = []
     while acked < wanted:
-        line = child.next()
+        line = child.line()
         if line.get("ack") == "append":
             acked += 1
             durations.append(line["elapsed"])
@@ -177,7 +177,7 @@ def test_a_store_with_a_torn_wal_opens_and_keeps_every_transaction_that_ended_be
 
 
 def test_a_writer_killed_during_wal_checkpoints_loses_nothing_acknowledged(
-    tmp_path: Path,
+    tmp_path: Path, spawn: Spawn
 ) -> None:
     path = tmp_path / "store.db"
     url = f"sqlite:///{path}"
@@ -185,12 +185,12 @@ def test_a_writer_killed_during_wal_checkpoints_loses_nothing_acknowledged(
     ledger = Ledger(SESSION)
     for run in range(4):
         rng = random.Random(f"{SEED}-checkpoint-{run}")
-        child = Child(tmp_path, f"checkpoint-{run}", "checkpoint", url, SESSION,
-                      f"c{run}", str(rng.randrange(2**32)))  # fmt: skip
+        child = start_writer(spawn, f"checkpoint-{run}", "checkpoint", url, SESSION,
+                             f"c{run}", str(rng.randrange(2**32)))  # fmt: skip
         arm_after = rng.randint(1, 3)
         durations: list[float] = []
         while True:
-            line = child.next()
+            line = child.line()
             if line.get("ack") == "checkpoint":
                 durations.append(line["elapsed"])
             if line.get("intent") == "checkpoint" and len(durations) >= arm_after:

@@ -110,7 +110,6 @@ def log_rows(url: str) -> list[tuple[str, int, str, bytes]]:
     events, position, _ = _tables(url)
     rows = query(
         url,
-        f"SELECT originator_id, originator_version, topic, state FROM {events} "
-        f"ORDER BY {position}",
+        f"SELECT originator_id, originator_version, topic, state FROM {events} ORDER BY {position}",
     )
     return [(str(i).replace("-", ""), v, t, bytes(s)) for i, v, t, s in rows]

@@ -20,10 +20,7 @@ from __future__ import annotations
 
 import sys
 
-
-def say(line: str) -> None:
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
+from parent import say, wait_for_go
 
 
 def block() -> None:
@@ -55,8 +52,7 @@ def main(operation: str, url: str, mode: str) -> None:
     armed = False
     with TranscriptStore.open(url, projector=PausingProjector) as store:
         say("ready")
-        if sys.stdin.readline().strip() != "go":
-            raise SystemExit("expected 'go' from the parent")
+        wait_for_go()
         armed = True
         if operation == "catch-up":
             count = store.catch_up_projections(progress)

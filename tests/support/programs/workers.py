@@ -1,4 +1,5 @@
-"""Child-process programs for tests/processes/test_multiple_processes.py.
+"""Child-process programs for tests/processes/test_multiple_processes.py (and
+test_postgres_processes.py).
 
 Run as a script, never imported by the package:
 
@@ -20,22 +21,13 @@ import sqlite3
 import sys
 import time
 
+from parent import say, wait_for_go
+
 MESSAGES_PER_WORKER = 50
 ANONYMOUS = 20  # messages without an id: the store gives each a new one
 OWN_IDS = 15  # messages with an id only this worker uses
 SHARED = 15  # messages every worker appends with the same id and the same content
 BATCH_SIZES = (1, 4, 2, 3)  # messages per `append` call, in turn; kinds mixed in a call
-
-
-def say(line: str) -> None:
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
-
-
-def wait_for_go() -> None:
-    line = sys.stdin.readline()
-    if line.strip() != "go":
-        raise SystemExit(f"expected 'go' from the parent, got {line!r}")
 
 
 def planned_messages(index: int, shared_prefix: str) -> list[dict]:
