@@ -8,7 +8,6 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ from transcripts import TranscriptStore
 from transcripts.domain.messages import MAX_MESSAGE_BYTES
 from transcripts.domain.transcript import transcript_id
 
+from support.processes import program
 from support.rows import log_rows, path_of
 
 from .test_cli_errors import error_line
@@ -177,28 +177,11 @@ def test_a_query_that_is_not_fts_syntax_is_one_line_and_changes_nothing(
 
 # -- a store the command cannot write ---------------------------------------------------------
 
-CLI_CHILD = """
-import json, os, sys
-from transcripts import TranscriptStore
-from transcripts.adapters.cli import main
-limits = json.loads(sys.argv[1])
-TranscriptStore.open("memory://").close()  # imports every module while it still can
-if limits.get("drop_privileges") and os.geteuid() == 0:
-    os.setgid(65534)
-    os.setuid(65534)  # nobody: root ignores file modes
-if "file_size" in limits:
-    import resource
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_size"], resource.RLIM_INFINITY))
-sys.argv = ["transcripts", *sys.argv[2:]]
-main()
-"""
-
-
 def transcripts(*args: str, **limits: Any) -> subprocess.CompletedProcess[str]:
     """The command line in a real process, under `limits`."""
     environment = {**os.environ, "TRANSCRIPTS_LOCK_TIMEOUT": "1", "COLUMNS": "100"}
     return subprocess.run(
-        [sys.executable, "-c", CLI_CHILD, json.dumps(limits), *args],
+        program("limited.py", json.dumps(limits), "cli", *args),
         capture_output=True,
         text=True,
         env=environment,

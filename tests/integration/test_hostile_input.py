@@ -22,6 +22,7 @@ from transcripts.domain.errors import InvalidSearchError, SessionNotFoundError
 from transcripts.domain.messages import MAX_MESSAGE_BYTES, canonical_json
 from transcripts.domain.transcript import transcript_id
 
+from support.processes import program
 from support.reads import everything, seen
 from support.rows import log_rows
 
@@ -297,35 +298,10 @@ def test_a_hermes_store_of_an_unknown_schema_version_imports_nothing(
 
 # -- files the store cannot write -------------------------------------------------------------
 
-CHILD = """
-import json, os, sys, time
-from transcripts import TranscriptStore
-limits = json.loads(sys.argv[2])
-TranscriptStore.open("memory://").close()  # imports every module while it still can
-if limits.get("drop_privileges") and os.geteuid() == 0:
-    os.setgid(65534)
-    os.setuid(65534)  # nobody: root ignores file modes
-if "file_size" in limits:
-    import resource
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_size"], resource.RLIM_INFINITY))
-started = time.monotonic()
-try:
-    with TranscriptStore.open(sys.argv[1], lock_timeout=30) as store:
-        store.append("kept", [{"id": "new", "role": "tool", "content": "x" * 2_000_000}])
-    print(json.dumps({"error": None}))
-except Exception as error:
-    print(json.dumps({
-        "error": [c.__name__ for c in type(error).__mro__],
-        "text": str(error),
-        "seconds": time.monotonic() - started,
-    }))
-"""
-
-
 def in_child(path: Path, **limits: Any) -> dict[str, Any]:
     """Open the store in a child process under `limits` and append 2 MB to it; what it raised."""
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, f"sqlite:///{path}", json.dumps(limits)],
+        program("limited.py", json.dumps(limits), "append", f"sqlite:///{path}"),
         capture_output=True,
         text=True,
         timeout=120,
