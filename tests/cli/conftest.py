@@ -16,27 +16,9 @@ from click.testing import CliRunner, Result
 from transcripts import TranscriptStore
 from transcripts.adapters.cli import cli
 
+from support.messages import TRIP, TRIP_SUMMARY
+
 WIDTH = "120"
-TRIP = [
-    {"id": "m1", "role": "system", "content": "You plan trips."},
-    {"id": "m2", "role": "user", "content": "Three days in Lisbon?"},
-    {"id": "m3", "role": "assistant", "content": "Alfama, Belém, Sintra."},
-    {
-        "id": "m4",
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": "call_1",
-                "type": "function",
-                "function": {"name": "forecast", "arguments": '{"city": "Lisbon"}'},
-            }
-        ],
-    },
-    {"id": "m5", "role": "tool", "tool_call_id": "call_1", "content": "17°C, showers."},
-    {"id": "m6", "role": "user", "content": "Where to eat?"},
-]
-SUMMARY = {"role": "assistant", "content": "Summary: Lisbon plan; mild and showery."}
 
 Run = Callable[..., Result]
 
@@ -101,7 +83,7 @@ def populated(db: str) -> str:
         system, *_, last = attempt.messages
         result = store.commit_compaction(
             attempt,
-            [system, SUMMARY, last],
+            [system, TRIP_SUMMARY, last],
             reason="over budget",
             tokens_before=400,
             tokens_after=100,

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from transcripts import StorageError, TranscriptStore
 
-from support.messages import without_id
+from support.messages import turns, without_id
 from support.processes import Spawn, program, release_together
 from support.rows import path_of
 
@@ -204,8 +204,7 @@ def test_racing_compactions_from_four_processes_commit_one_and_record_the_others
 ) -> None:
     with TranscriptStore.open(store_url) as store:
         store.start("race", source="e2e")
-        turns = [{"role": ("user", "assistant")[n % 2], "content": f"turn {n}"} for n in range(8)]
-        seeded = store.append("race", turns)
+        seeded = store.append("race", turns(8))
         seeded_version = len(store.events("race"))
     seeded_ids = [message["id"] for message in seeded]
 

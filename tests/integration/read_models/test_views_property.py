@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from transcripts import SessionErasedError, SessionNotFoundError, TranscriptStore
 
 from support.log import expected_summary, fold_of
+from support.messages import tool_exchange
 from support.reads import everything
 from support.rows import raw_rows
 
@@ -71,17 +72,7 @@ class Run:
         return {"role": role, "content": f"new {next(self.fresh)}"}
 
     def tool_pair(self) -> list[dict]:
-        call = f"call_{next(self.fresh)}"
-        return [
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {"id": call, "type": "function", "function": {"name": "f", "arguments": "{}"}}
-                ],
-            },
-            {"role": "tool", "tool_call_id": call, "content": "ok"},
-        ]
+        return tool_exchange(f"call_{next(self.fresh)}", "ok", name="f")
 
     def do(self, op: tuple) -> None:
         name, *args = op
