@@ -1,13 +1,8 @@
-"""Fixtures for the command line tests: a store file with known content, and a runner.
-
-Ids the store makes up (compaction ids, summary message ids) and times are volatile:
-`normalise` replaces them with placeholders of the same length, so table layouts compare
-exactly.
-"""
+"""Fixtures for the command line tests: a store file with known content, a runner, and
+`normalise` (support/cli.py), which makes the made-up ids and times of an output comparable."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,34 +11,10 @@ from click.testing import CliRunner, Result
 from transcripts import TranscriptStore
 from transcripts.adapters.cli import cli
 
+from support.cli import Run, normalise
 from support.messages import TRIP, TRIP_SUMMARY
 
 WIDTH = "120"
-
-Run = Callable[..., Result]
-
-_VOLATILE = [
-    (re.compile(r"\b(cmp|msg)_[0-9a-f]{32}\b"), lambda m: f"{m[1]}_" + "x" * 32),
-    (re.compile(r"\b(cmp|msg)_[0-9a-f]{8}…"), lambda m: f"{m[1]}_" + "x" * 8 + "…"),
-    (re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?(\+00:00|Z)?"), None),
-    (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d"), lambda m: "YYYY-MM-DD hh:mm"),
-]
-
-
-def normalise(text: str) -> str:
-    """Replace made-up ids and times with placeholders of the same length."""
-    for pattern, replacement in _VOLATILE:
-        if replacement is None:
-            text = pattern.sub(lambda m: _time_placeholder(m[0]), text)
-        else:
-            text = pattern.sub(replacement, text)
-    return text
-
-
-def _time_placeholder(time: str) -> str:
-    placeholder = "YYYY-MM-DD hh:mm:ss"
-    return placeholder + "." * (len(time) - len(placeholder))
-
 
 @pytest.fixture
 def db(tmp_path: Path) -> str:

@@ -15,7 +15,8 @@ from click.testing import Result
 
 from transcripts import TranscriptStore
 
-Run = Callable[..., Result]
+from support.cli import Run
+
 
 
 @pytest.fixture

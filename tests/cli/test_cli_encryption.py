@@ -6,8 +6,8 @@ from base64 import b64decode
 
 import pytest
 
-from .conftest import Run
-from .test_cli_errors import error_line
+from support.cli import Run, error_line
+
 
 
 def test_generate_key_prints_a_new_aes_256_key_each_time(run: Run) -> None:

@@ -4,25 +4,16 @@ from __future__ import annotations
 
 import errno
 import sqlite3
-from collections.abc import Callable
 from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from transcripts.adapters.cli import TranscriptsGroup
 
-Run = Callable[..., Result]
+from support.cli import Run, error_line
 
-
-def error_line(result: Result) -> str:
-    """The one line a failed command printed (and check that it printed nothing else)."""
-    assert result.exit_code == 1, result.output
-    assert result.stdout == ""
-    assert "Traceback" not in result.stderr
-    [line] = result.stderr.splitlines()
-    return line
 
 
 @pytest.mark.parametrize(

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import Result
 
-Run = Callable[..., Result]
+from support.cli import Run
+
 
 FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "hermes_state_sample.db"
 HEALTHY, COMPACTED, CORRUPTED = (

@@ -8,11 +8,11 @@ from pathlib import Path
 from textwrap import dedent
 
 import pytest
-from click.testing import Result
 
 from transcripts import TranscriptStore
 
-Run = Callable[..., Result]
+from support.cli import Run
+
 
 RICH = [
     {"role": "system", "content": "Tu es un assistant. 你好 🌍"},

@@ -9,7 +9,7 @@ import shutil
 import sqlite3
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +19,11 @@ from transcripts import TranscriptStore
 from transcripts.domain.messages import MAX_MESSAGE_BYTES
 from transcripts.domain.transcript import transcript_id
 
+from support.cli import Run, error_line
 from support.processes import program
 from support.rows import log_rows, path_of
 
-from .test_cli_errors import error_line
 
-Run = Callable[..., Result]
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 NAMES: dict[str, dict[str, Any]] = json.loads((DATA / "hostile_names.json").read_text("utf-8"))
