@@ -14,9 +14,9 @@ import pytest
 from click.testing import Result
 
 from support.cli import Run
+from support.hermes import FIXTURE
 
 
-FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "hermes_state_sample.db"
 HEALTHY, COMPACTED, CORRUPTED = (
     "20260829_101500_a1b2c3",
     "20260830_141200_d4e5f6",
