@@ -9,16 +9,9 @@ from pathlib import Path
 from transcripts import TranscriptStore
 
 from support.postgres import EVENTS_TABLE, sql
-from support.rows import head, row_counts, tracked
+from support.rows import ORDERED_TABLES, head, row_counts, tracked
 
-PUBLIC_TABLES = (
-    "active_messages",
-    "message_history",
-    "compaction_attempts",
-    "sessions",
-    "quarantined_events",
-    "view_versions",
-)
+PUBLIC_TABLES = tuple(ORDERED_TABLES)  # every table a projection writes
 
 
 def write_some(store: TranscriptStore) -> None:

@@ -157,6 +157,11 @@ class Run:
         new = result.messages[0]
         assert {k: v for k, v in new.items() if k != "id"} == summary
         assert result.messages == [new, *kept]
+        self.committed(model, attempt, result, kept)
+        model.lists.append(list(model.active))
+
+    def committed(self, model: SessionModel, attempt: Any, result: Any, kept: list[dict]) -> None:
+        """Note in the model what a committed compaction did: its summary, then `kept`."""
         kept_ids = {m["id"] for m in kept}
         for message in attempt.messages:
             if message["id"] not in kept_ids:
@@ -164,6 +169,7 @@ class Run:
                     "active": False,
                     "superseded_by": result.compaction_id,
                 }
+        new = result.messages[0]
         model.history[new["id"]] = {
             "id": new["id"],
             "active": True,
@@ -173,7 +179,6 @@ class Run:
         }
         model.active = list(result.messages)
         model.compactions.append((result.compaction_id, "committed", None))
-        model.lists.append(list(model.active))
 
     def failed(self, session_id: str, model: SessionModel, result: Any, failure: str) -> None:
         assert not result.committed
@@ -199,18 +204,7 @@ class Run:
             attempt, [{"role": "system", "content": "first summary"}]
         )
         assert result.committed, result.error
-        for message in attempt.messages:
-            model.history[message["id"]] |= {"active": False, "superseded_by": result.compaction_id}
-        new = result.messages[0]
-        model.history[new["id"]] = {
-            "id": new["id"],
-            "active": True,
-            "superseded_by": None,
-            "added_by": result.compaction_id,
-            "message": new,
-        }
-        model.active = list(result.messages)
-        model.compactions.append((result.compaction_id, "committed", None))
+        self.committed(model, attempt, result, kept=[])
 
     def invalid_replacement(self, session_id: str, model: SessionModel) -> None:
         attempt = self.store.begin_compaction(session_id)
