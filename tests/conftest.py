@@ -14,6 +14,7 @@ import pytest
 from transcripts import TranscriptStore
 from transcripts.config import StoreConfig
 
+from support.limits import reachable_directory
 from support.messages import turns
 
 POSTGRES_VARIABLE = "TRANSCRIPTS_TEST_POSTGRES_URL"
@@ -119,3 +120,10 @@ Messages = Callable[..., list[dict]]
 def turns_fixture() -> Messages:
     """Make `n` alternating user/assistant messages without ids: turns(4, prefix="q")."""
     return turns
+
+
+@pytest.fixture
+def reachable_dir() -> Iterator[Path]:
+    """A directory the `nobody` user can reach, removed afterwards (the read-only tests)."""
+    with reachable_directory() as directory:
+        yield directory

@@ -8,8 +8,6 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +18,7 @@ from transcripts.domain.messages import MAX_MESSAGE_BYTES
 from transcripts.domain.transcript import transcript_id
 
 from support.cli import Run, error_line
-from support.processes import program
+from support.limits import READ_ONLY, limited, read_only
 from support.rows import log_rows, path_of
 
 
@@ -179,13 +177,7 @@ def test_a_query_that_is_not_fts_syntax_is_one_line_and_changes_nothing(
 def transcripts(*args: str, **limits: Any) -> subprocess.CompletedProcess[str]:
     """The command line in a real process, under `limits`."""
     environment = {**os.environ, "TRANSCRIPTS_LOCK_TIMEOUT": "1", "COLUMNS": "100"}
-    return subprocess.run(
-        program("limited.py", json.dumps(limits), "cli", *args),
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=120,
-    )
+    return limited("cli", *args, env=environment, **limits)
 
 
 def one_line(done: subprocess.CompletedProcess[str]) -> str:
@@ -203,19 +195,6 @@ def big_chat(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def reachable_dir() -> Iterator[Path]:
-    """A directory the `nobody` user can reach (tmp_path's parents are private to root)."""
-    directory = Path(tempfile.mkdtemp(prefix="transcripts-ro-"))
-    directory.chmod(0o755)
-    yield directory
-    directory.chmod(0o700)
-    shutil.rmtree(directory)
-
-
-READ_ONLY = {"a read-only file": (0o400, 0o700), "a read-only directory": (0o600, 0o500)}
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(("file_mode", "dir_mode"), READ_ONLY.values(), ids=READ_ONLY.keys())
 def test_a_read_only_store_is_one_line_and_nothing_stored_changes(
@@ -229,14 +208,8 @@ def test_a_read_only_store_is_one_line_and_nothing_stored_changes(
     chat.write_text('{"role": "user", "content": "more"}\n')
     url = f"sqlite:///{path}"
     rows = log_rows(url)
-    if os.geteuid() == 0:  # the child drops to `nobody`, for whom the modes count
-        os.chown(store_dir, 65534, 65534)
-        os.chown(path, 65534, 65534)
-    path.chmod(file_mode)
-    store_dir.chmod(dir_mode)
-    done = transcripts("--db", url, "import", "jsonl", str(chat), drop_privileges=True)
-    store_dir.chmod(0o700)
-    path.chmod(0o600)
+    with read_only(path, file_mode, dir_mode):
+        done = transcripts("--db", url, "import", "jsonl", str(chat), drop_privileges=True)
     assert one_line(done).startswith(("Error: cannot write ", "Error: cannot open "))
     assert str(path) in done.stderr
     assert_intact(url, rows)

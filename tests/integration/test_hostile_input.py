@@ -4,13 +4,11 @@ typed error (a `TranscriptError`), and nothing already stored is lost or changed
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +20,7 @@ from transcripts.domain.errors import InvalidSearchError, SessionNotFoundError
 from transcripts.domain.messages import MAX_MESSAGE_BYTES, canonical_json
 from transcripts.domain.transcript import transcript_id
 
-from support.processes import program
+from support.limits import READ_ONLY, limited, read_only
 from support.reads import everything, seen
 from support.rows import log_rows
 
@@ -300,44 +298,21 @@ def test_a_hermes_store_of_an_unknown_schema_version_imports_nothing(
 
 def in_child(path: Path, **limits: Any) -> dict[str, Any]:
     """Open the store in a child process under `limits` and append 2 MB to it; what it raised."""
-    done = subprocess.run(
-        program("limited.py", json.dumps(limits), "append", f"sqlite:///{path}"),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = limited("append", f"sqlite:///{path}", **limits)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
-
-
-@pytest.fixture
-def unwritable_dir() -> Iterator[Path]:
-    """A directory the `nobody` user can reach (tmp_path's parents are private to root)."""
-    directory = Path(tempfile.mkdtemp(prefix="transcripts-ro-"))
-    yield directory
-    os.chmod(directory, 0o700)
-    shutil.rmtree(directory)
-
-
-READ_ONLY = {"a read-only file": (0o400, 0o700), "a read-only directory": (0o600, 0o500)}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("file_mode", "dir_mode"), READ_ONLY.values(), ids=READ_ONLY.keys())
 def test_a_read_only_store_is_a_storage_error_and_nothing_stored_changes(
-    filled_file: Path, unwritable_dir: Path, file_mode: int, dir_mode: int
+    filled_file: Path, reachable_dir: Path, file_mode: int, dir_mode: int
 ) -> None:
-    path = unwritable_dir / "store.db"
+    path = reachable_dir / "store.db"
     shutil.copy(filled_file, path)
     rows = log_rows(f"sqlite:///{path}")
-    if os.geteuid() == 0:  # the child drops to `nobody`, for whom the modes count
-        os.chown(unwritable_dir, 65534, 65534)
-        os.chown(path, 65534, 65534)
-    path.chmod(file_mode)
-    unwritable_dir.chmod(dir_mode)
-    outcome = in_child(path, drop_privileges=True)
-    unwritable_dir.chmod(0o700)
-    path.chmod(0o600)
+    with read_only(path, file_mode, dir_mode):
+        outcome = in_child(path, drop_privileges=True)
     assert outcome["error"] and "StorageError" in outcome["error"], outcome
     assert str(path) in outcome["text"]
     assert log_rows(f"sqlite:///{path}") == rows

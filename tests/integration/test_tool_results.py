@@ -75,7 +75,9 @@ def test_a_tool_result_appended_after_the_attempt_began_keeps_its_call_from_bein
 def test_a_tool_result_whose_call_was_never_in_the_transcript_may_be_kept_alone(
     store: TranscriptStore, session: str
 ) -> None:
-    stored = store.append(session, [tool_result("call_from_before"), {"role": "user", "content": "thanks"}])
+    stored = store.append(
+        session, [tool_result("call_from_before"), {"role": "user", "content": "thanks"}]
+    )
     assert store.compact(session, lambda messages: [summary(), stored[0]]).committed
 
 

@@ -1,10 +1,10 @@
 """Crash safety with real processes (issue 6, "Crash safety (real processes)").
 
 A writer child (support/programs/crash_writer.py) appends, syncs, compacts and rebuilds the
-views of one session and reports each call on stdout once it returned. The parent SIGKILLs it at a random
-point — armed after a random number of acknowledged calls of the kind under test, it waits
-for the next such call to begin and kills it a random time into it (up to 1.5 times what
-such a call took so far) — then reopens the store and checks (`Ledger.check`):
+views of one session and reports each call on stdout once it returned. The parent SIGKILLs
+it at a random point — armed after a random number of acknowledged calls of the kind under
+test, it waits for the next such call to begin and kills it a random time into it (up to 1.5
+times what such a call took so far) — then reopens the store and checks (`Ledger.check`):
 
 - every append that returned is there, ids and contents;
 - the log up to the last state the writer read back is unchanged, and after it lies at most
