@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -15,11 +14,10 @@ import pytest
 from click.testing import Result
 from transcripts import TranscriptStore
 from transcripts.domain.messages import MAX_MESSAGE_BYTES
-from transcripts.domain.transcript import transcript_id
 
 from support.cli import Run, error_line
 from support.limits import READ_ONLY, limited, read_only
-from support.rows import log_rows, path_of
+from support.rows import damage_event, log_rows, path_of
 
 
 
@@ -244,12 +242,7 @@ DAMAGE = {
 @pytest.fixture(params=list(DAMAGE.values()), ids=list(DAMAGE))
 def corrupted(request: pytest.FixtureRequest, populated: str) -> str:
     """The populated store with event 3 of `trip` (message m1) damaged in place."""
-    with sqlite3.connect(path_of(populated)) as db:
-        db.execute(
-            "UPDATE stored_events SET state = ? WHERE originator_id = ? AND originator_version = 3",
-            (request.param, transcript_id("trip").hex),
-        )
-    db.close()
+    damage_event(populated, "trip", 3, lambda _state: request.param)
     return populated
 
 

@@ -15,6 +15,7 @@ from transcripts.config import new_cipher_key
 from transcripts.domain.errors import EncryptionKeyError, TranscriptError
 
 from support.reads import everything
+from support.rows import path_of
 
 SECRET = "zebra-7f3a"  # in every kind of content the store keeps
 
@@ -75,7 +76,7 @@ def test_the_store_file_holds_no_plaintext_of_any_message(sqlite_url: str, key: 
         store.rebuild_projections()
         store.append("s", [{"role": "assistant", "content": f"after the rebuild, {SECRET}"}])
         assert store.active("s")[-1]["content"].endswith(SECRET)
-    path = Path(sqlite_url.removeprefix("sqlite:///"))
+    path = path_of(sqlite_url)
     files = [p for p in path.parent.iterdir() if p.name.startswith(path.name)]
     assert path in files
     for file in files:

@@ -14,6 +14,7 @@ from transcripts.adapters.importers.hermes import import_hermes
 from transcripts.config import StoreConfig
 
 from support.reads import seen
+from support.rows import path_of
 
 MARKER = "zqxmarker7f3a"  # in every kind of content a session holds, and nowhere else
 SECRET = "secret"
@@ -250,7 +251,7 @@ def test_search_no_longer_finds_a_forgotten_session(sqlite_url: str) -> None:
 def test_no_byte_of_a_forgotten_session_is_left_in_the_sqlite_file_or_its_wal(
     sqlite_url: str, tmp_path: Path
 ) -> None:
-    path = Path(sqlite_url.removeprefix("sqlite:///"))
+    path = path_of(sqlite_url)
     marker = MARKER.encode()
     with TranscriptStore.open(sqlite_url) as store:
         other = fill_other(store)

@@ -18,11 +18,10 @@ from transcripts.adapters.importers.hermes import HermesImportError, import_herm
 from transcripts.adapters.importers.jsonl import JsonlError, read_jsonl
 from transcripts.domain.errors import InvalidSearchError, SessionNotFoundError
 from transcripts.domain.messages import MAX_MESSAGE_BYTES, canonical_json
-from transcripts.domain.transcript import transcript_id
 
 from support.limits import READ_ONLY, limited, read_only
 from support.reads import everything, seen
-from support.rows import log_rows
+from support.rows import damage_event, log_rows, path_of
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 MESSAGES: dict[str, Any] = json.loads((DATA / "hostile_messages.json").read_text("utf-8"))
@@ -56,7 +55,7 @@ def filled_file(sqlite_url: str) -> Path:
     """A closed store file holding the `kept` session."""
     with TranscriptStore.open(sqlite_url) as store:
         fill(store)
-    return Path(sqlite_url.removeprefix("sqlite:///"))
+    return path_of(sqlite_url)
 
 
 # -- messages ---------------------------------------------------------------------------------
@@ -365,17 +364,7 @@ CORRUPTIONS: dict[str, Callable[[bytes], bytes]] = {
 
 def corrupt(path: Path, damage: Callable[[bytes], bytes]) -> None:
     """Damage version 3 (message s1) of the sick session in place, with plain SQL."""
-    with sqlite3.connect(path) as db:
-        key = (transcript_id(SICK).hex, 3)
-        (state,) = db.execute(
-            "SELECT state FROM stored_events WHERE originator_id = ? AND originator_version = ?",
-            key,
-        ).fetchone()
-        db.execute(
-            "UPDATE stored_events SET state = ? WHERE originator_id = ? AND originator_version = ?",
-            (damage(state), *key),
-        )
-    db.close()
+    damage_event(f"sqlite:///{path}", SICK, 3, damage)
 
 
 @pytest.fixture(

@@ -9,7 +9,7 @@ psycopg (support/postgres.py). Statements given to `query` use `?` placeholders.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
@@ -113,3 +113,15 @@ def log_rows(url: str) -> list[tuple[str, int, str, bytes]]:
         f"SELECT originator_id, originator_version, topic, state FROM {events} ORDER BY {position}",
     )
     return [(str(i).replace("-", ""), v, t, bytes(s)) for i, v, t, s in rows]
+
+
+def damage_event(url: str, session_id: str, version: int, damage: Callable[[bytes], bytes]) -> None:
+    """Replace the stored state of event `version` of a session (a SQLite store) by
+    `damage(state)`, in place, with plain SQL."""
+    from transcripts.domain.transcript import transcript_id
+
+    key = (transcript_id(session_id).hex, version)
+    where = "WHERE originator_id = ? AND originator_version = ?"
+    with connect(url) as db:
+        (state,) = db.execute(f"SELECT state FROM stored_events {where}", key).fetchone()
+        db.execute(f"UPDATE stored_events SET state = ? {where}", (damage(state), *key))
