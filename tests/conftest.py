@@ -14,6 +14,9 @@ import pytest
 from transcripts import TranscriptStore
 from transcripts.application.storage import StoreConfig
 
+from support.limits import reachable_directory
+from support.messages import turns
+
 POSTGRES_VARIABLE = "TRANSCRIPTS_TEST_POSTGRES_URL"
 POSTGRES_SERVER = os.environ.get(POSTGRES_VARIABLE)  # read once: tests change the environment
 BACKENDS = ["memory", "sqlite", *(["postgres"] if POSTGRES_SERVER else [])]
@@ -113,12 +116,14 @@ def sqlite_url(tmp_path: Path) -> str:
 Messages = Callable[..., list[dict]]
 
 
-@pytest.fixture
-def turns() -> Messages:
+@pytest.fixture(name="turns")
+def turns_fixture() -> Messages:
     """Make `n` alternating user/assistant messages without ids: turns(4, prefix="q")."""
+    return turns
 
-    def make(n: int, prefix: str = "turn") -> list[dict]:
-        roles = ("user", "assistant")
-        return [{"role": roles[i % 2], "content": f"{prefix} {i}"} for i in range(n)]
 
-    return make
+@pytest.fixture
+def reachable_dir() -> Iterator[Path]:
+    """A directory the `nobody` user can reach, removed afterwards (the read-only tests)."""
+    with reachable_directory() as directory:
+        yield directory

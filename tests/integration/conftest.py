@@ -14,6 +14,8 @@ import pytest
 
 from transcripts import CompactionResult, TranscriptStore
 
+from support.reads import seen
+
 SESSION = "session-1"
 
 Observe = Callable[[TranscriptStore, str], dict[str, Any]]
@@ -29,16 +31,7 @@ def session(store: TranscriptStore) -> str:
 @pytest.fixture
 def observe() -> Observe:
     """Everything a reader can see of one session, to compare before and after."""
-
-    def view(store: TranscriptStore, session_id: str) -> dict[str, Any]:
-        return {
-            "active": store.active(session_id),
-            "history": store.history(session_id),
-            "compactions": store.compactions(session_id),
-            "events": store.events(session_id),
-        }
-
-    return view
+    return seen
 
 
 @pytest.fixture

@@ -9,13 +9,7 @@ import pytest
 
 from transcripts import CompactionAttempt, CompactionResult, TranscriptError, TranscriptStore
 
-
-def ids(messages: list[dict]) -> list[str]:
-    return [message["id"] for message in messages]
-
-
-def summary(text: str = "summary") -> dict:
-    return {"role": "system", "content": text}
+from support.messages import ids, summary
 
 
 def database_is_locked(messages: list[dict]) -> list[dict]:

@@ -11,13 +11,7 @@ import pytest
 
 from transcripts import TranscriptStore
 
-
-def ids(messages: list[dict]) -> list[str]:
-    return [message["id"] for message in messages]
-
-
-def summary(text: str = "summary") -> dict:
-    return {"role": "system", "content": text}
+from support.messages import ids, summary
 
 
 # Each case builds a replacement from the snapshot's stored messages and the late ones,

@@ -14,6 +14,9 @@ from transcripts.adapters.migration import migrate
 from transcripts.config import new_cipher_key
 from transcripts.domain.errors import EncryptionKeyError, TranscriptError
 
+from support.reads import everything
+from support.rows import path_of
+
 SECRET = "zebra-7f3a"  # in every kind of content the store keeps
 
 
@@ -52,25 +55,15 @@ def fill(store: TranscriptStore) -> None:
     )
 
 
-def readable(store: TranscriptStore) -> dict[str, Any]:
-    return {
-        "active": store.active("s"),
-        "history": store.history("s"),
-        "compactions": store.compactions("s"),
-        "events": store.events("s"),
-        "sessions": store.sessions(),
-    }
-
-
 def test_an_encrypted_store_reads_back_exactly_what_a_plain_one_does(
     store_url: str, key: str
 ) -> None:
     with TranscriptStore.open("memory://") as plain:
         fill(plain)
-        expected = readable(plain)
+        expected = everything(plain)
     with TranscriptStore.open(store_url, cipher_key=key) as encrypted:
         fill(encrypted)
-        assert _without_volatile(readable(encrypted)) == _without_volatile(expected)
+        assert _without_volatile(everything(encrypted)) == _without_volatile(expected)
         assert encrypted.verify_projections().ok
         encrypted.rebuild_projections()
         assert encrypted.active("s")[0]["content"] == f"summary: {SECRET}"
@@ -83,7 +76,7 @@ def test_the_store_file_holds_no_plaintext_of_any_message(sqlite_url: str, key: 
         store.rebuild_projections()
         store.append("s", [{"role": "assistant", "content": f"after the rebuild, {SECRET}"}])
         assert store.active("s")[-1]["content"].endswith(SECRET)
-    path = Path(sqlite_url.removeprefix("sqlite:///"))
+    path = path_of(sqlite_url)
     files = [p for p in path.parent.iterdir() if p.name.startswith(path.name)]
     assert path in files
     for file in files:
@@ -113,7 +106,7 @@ def test_postgresql_tables_hold_no_plaintext_of_any_message(postgres_url: str, k
 def test_an_encrypted_store_does_not_open_without_its_key(sqlite_url: str, key: str) -> None:
     with TranscriptStore.open(sqlite_url, cipher_key=key) as store:
         fill(store)
-        before = readable(store)
+        before = everything(store)
     with pytest.raises(
         EncryptionKeyError, match="this store is encrypted: set TRANSCRIPTS_CIPHER_KEY"
     ):
@@ -121,7 +114,7 @@ def test_an_encrypted_store_does_not_open_without_its_key(sqlite_url: str, key: 
     with pytest.raises(EncryptionKeyError, match="is not the key of this store"):
         TranscriptStore.open(sqlite_url, cipher_key=new_cipher_key())
     with TranscriptStore.open(sqlite_url, cipher_key=key) as store:
-        assert readable(store) == before
+        assert everything(store) == before
         assert store.verify_projections().ok
 
 
@@ -177,12 +170,12 @@ def test_migrate_encrypts_a_plain_store_and_rotates_a_key(tmp_path: Path, key: s
     )
     with TranscriptStore.open(plain) as store:
         fill(store)
-        expected = readable(store)
+        expected = everything(store)
     assert migrate(plain, encrypted, source_key="", target_key=key).ok
     new_key = new_cipher_key()
     assert migrate(encrypted, rotated, source_key=key, target_key=new_key).ok
     with TranscriptStore.open(rotated, cipher_key=new_key) as store:
-        assert readable(store) == expected
+        assert everything(store) == expected
     assert SECRET.encode() not in (tmp_path / "r.db").read_bytes()
 
 

@@ -13,6 +13,9 @@ from transcripts import Erasure, SessionErasedError, SessionNotFoundError, Trans
 from transcripts.adapters.importers.hermes import import_hermes
 from transcripts.application.storage import StoreConfig
 
+from support.reads import seen
+from support.rows import path_of
+
 MARKER = "zqxmarker7f3a"  # in every kind of content a session holds, and nowhere else
 SECRET = "secret"
 OTHER = "other"
@@ -63,16 +66,7 @@ def fill_other(store: TranscriptStore) -> dict[str, Any]:
     store.start(OTHER, source="agent", metadata={"user": "bob"})
     store.append(OTHER, [{"id": "o1", "role": "user", "content": "nothing to hide"}])
     store.compact(OTHER, lambda messages: [{"role": "system", "content": "short"}], reason="r")
-    return reads(store, OTHER)
-
-
-def reads(store: TranscriptStore, session_id: str) -> dict[str, Any]:
-    return {
-        "active": store.active(session_id),
-        "history": store.history(session_id),
-        "compactions": store.compactions(session_id),
-        "events": store.events(session_id),
-    }
+    return seen(store, OTHER)
 
 
 @pytest.fixture
@@ -204,12 +198,12 @@ def test_other_sessions_are_intact_and_the_views_equal_the_log_after_forget_and_
     store: TranscriptStore, forgotten: tuple[Erasure, dict[str, Any]]
 ) -> None:
     _, other = forgotten
-    assert reads(store, OTHER) == other
+    assert seen(store, OTHER) == other
     assert store.verify_projections().ok
     sessions = store.sessions()
     store.rebuild_projections()
     assert store.sessions() == sessions
-    assert reads(store, OTHER) == other
+    assert seen(store, OTHER) == other
     report = store.verify_projections()
     assert report.ok, [str(problem) for problem in report.problems]
     assert report.sessions == 2
@@ -257,7 +251,7 @@ def test_search_no_longer_finds_a_forgotten_session(sqlite_url: str) -> None:
 def test_no_byte_of_a_forgotten_session_is_left_in_the_sqlite_file_or_its_wal(
     sqlite_url: str, tmp_path: Path
 ) -> None:
-    path = Path(sqlite_url.removeprefix("sqlite:///"))
+    path = path_of(sqlite_url)
     marker = MARKER.encode()
     with TranscriptStore.open(sqlite_url) as store:
         other = fill_other(store)
@@ -270,7 +264,7 @@ def test_no_byte_of_a_forgotten_session_is_left_in_the_sqlite_file_or_its_wal(
     assert marker not in files_bytes(path)
     assert marker.upper() not in files_bytes(path).upper()
     with TranscriptStore.open(sqlite_url) as reopened:
-        assert reads(reopened, OTHER) == other
+        assert seen(reopened, OTHER) == other
         reopened.rebuild_projections()
         summary = {session["id"]: session for session in reopened.sessions()}[SECRET]
         assert isinstance(summary["erased_at"], datetime)

@@ -18,7 +18,8 @@ import pytest
 from transcripts import TranscriptError, TranscriptStore
 from transcripts.adapters.importers.hermes import HermesImportError, SessionReport, import_hermes
 
-FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "hermes_state_sample.db"
+from support.hermes import FIXTURE, HermesHistory, make_hermes
+
 HEALTHY = "20260829_101500_a1b2c3"
 COMPACTED = "20260830_141200_d4e5f6"
 CORRUPTED = "20260831_093000_99477a"
@@ -398,24 +399,6 @@ def test_a_session_stored_with_another_history_stops_the_import_before_any_write
 # -- bad files --------------------------------------------------------------------------------
 
 
-def make_hermes(path: Path, version: int = 31) -> Path:
-    """An empty Hermes store of the fixture's schema (its tables, none of its rows)."""
-    with sqlite3.connect(f"file:{FIXTURE}?mode=ro", uri=True) as fixture:
-        tables = dict(
-            fixture.execute(
-                "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name IN "
-                "('schema_version', 'sessions', 'messages', 'system_prompts')"
-            ).fetchall()
-        )
-    fixture.close()
-    with sqlite3.connect(path) as connection:
-        for sql in tables.values():
-            connection.execute(sql)
-        connection.execute("INSERT INTO schema_version VALUES (?)", (version,))
-    connection.close()
-    return path
-
-
 @pytest.mark.parametrize(
     "content",
     [b"not a database at all\n" * 10, b"", b"SQLite format 3\x00" + b"\x00" * 84],
@@ -460,92 +443,19 @@ def test_a_missing_file_is_a_clear_error_and_every_import_error_is_a_transcript_
 
 # -- histories written the way Hermes writes them ---------------------------------------------
 
-SUMMARY = "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted: {}"
-
-
-class Hermes:
-    """Writes a Hermes store as Hermes does: appended rows; an in-place compaction archives
-    the live rows (tail originals hidden), re-inserts the head, a summary, and clones the
-    tail; a failed commit re-inserts them without archiving anything; a rewind hides the
-    last live rows."""
-
-    def __init__(self, path: Path, session: str = "s1") -> None:
-        self.path = make_hermes(path)
-        self.session = session
-        self.clock = itertools.count(1_800_000_000)
-        self.sql(
-            "INSERT INTO sessions (id, source, model, started_at) VALUES (?, 'cli', 'm', 1)",
-            (session,),
-        )
-
-    def sql(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[Any]:
-        with sqlite3.connect(self.path) as connection:
-            rows = connection.execute(sql, parameters).fetchall()
-        connection.close()
-        return rows
-
-    def say(self, role: str, content: str | None, **columns: Any) -> int:
-        columns = {"role": role, "content": content, "timestamp": next(self.clock), **columns}
-        names = ", ".join(["session_id", *columns])
-        marks = ", ".join("?" * (len(columns) + 1))
-        self.sql(
-            f"INSERT INTO messages ({names}) VALUES ({marks})", (self.session, *columns.values())
-        )
-        return self.sql("SELECT max(id) FROM messages")[0][0]
-
-    def turns(self, n: int, prefix: str) -> list[int]:
-        return [self.say(("user", "assistant")[i % 2], f"{prefix} {i}") for i in range(n)]
-
-    def live(self) -> list[int]:
-        rows = self.sql(
-            "SELECT id FROM messages WHERE session_id = ? AND active = 1 ORDER BY id",
-            (self.session,),
-        )
-        return [row[0] for row in rows]
-
-    def compact(self, head: int, tail: int, text: str, *, commit: bool = True) -> int:
-        live = self.live()
-        carried_head, carried_tail = live[:head], live[len(live) - tail :]
-        if commit:
-            marks = ",".join("?" * len(live))
-            self.sql(
-                f"UPDATE messages SET active = 0, compacted = 1 WHERE id IN ({marks})", (*live,)
-            )
-            for row in carried_tail:
-                self.sql("UPDATE messages SET compacted = 0 WHERE id = ?", (row,))
-        self.copy(carried_head)
-        summary = self.say("user", SUMMARY.format(text), _compressed_summary=1)
-        self.copy(carried_tail)
-        return summary
-
-    def copy(self, rows: list[int]) -> None:
-        columns = "session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp"
-        for row in rows:
-            self.sql(
-                f"INSERT INTO messages ({columns}) SELECT {columns} FROM messages WHERE id = ?",
-                (row,),
-            )
-
-    def rewind(self, n: int) -> list[int]:
-        undone = self.live()[-n:]
-        for row in undone:
-            self.sql("UPDATE messages SET active = 0, compacted = 0 WHERE id = ?", (row,))
-        return undone
-
-
 @pytest.fixture
-def hermes(tmp_path: Path) -> Hermes:
-    return Hermes(tmp_path / "state.db")
+def hermes() -> HermesHistory:
+    return HermesHistory()
 
 
 def test_successive_compactions_and_a_summary_of_summaries_are_successive_events(
-    empty_store: TranscriptStore, hermes: Hermes
+    empty_store: TranscriptStore, hermes: HermesHistory, tmp_path: Path
 ) -> None:
     first = hermes.turns(6, "early")
     first_summary = hermes.compact(head=2, tail=2, text="early turns")
     later = hermes.turns(4, "later")
     second_summary = hermes.compact(head=2, tail=1, text="the summary and later turns")
-    (report,) = import_hermes(empty_store, hermes.path)
+    (report,) = import_hermes(empty_store, hermes.write(tmp_path / "state.db"))
     one, two = empty_store.compactions("s1")
     assert one["reason"] == f"Hermes in-place compaction (summary row {first_summary})"
     assert two["reason"] == f"Hermes in-place compaction (summary row {second_summary})"
@@ -568,25 +478,25 @@ def test_successive_compactions_and_a_summary_of_summaries_are_successive_events
 
 
 def test_a_failed_commit_then_a_committed_one_records_both_and_keeps_each_message_once(
-    empty_store: TranscriptStore, hermes: Hermes
+    empty_store: TranscriptStore, hermes: HermesHistory, tmp_path: Path
 ) -> None:
     rows = hermes.turns(6, "turn")
     hermes.compact(head=2, tail=2, text="attempt one", commit=False)
     more = hermes.turns(2, "more")
-    (report,) = import_hermes(empty_store, hermes.path)
+    (report,) = import_hermes(empty_store, hermes.write(tmp_path / "state.db"))
     assert [m["id"] for m in empty_store.active("s1")] == ids("s1", [*rows, *more])
     assert [e["status"] for e in empty_store.compactions("s1")] == ["failed"]
     assert (report.status, report.duplicates_dropped) == ("repaired", 4)
 
 
 def test_a_failed_commit_archived_later_by_a_committed_compaction_is_still_a_failed_attempt(
-    empty_store: TranscriptStore, hermes: Hermes
+    empty_store: TranscriptStore, hermes: HermesHistory, tmp_path: Path
 ) -> None:
     rows = hermes.turns(6, "turn")
     failed_summary = hermes.compact(head=2, tail=2, text="attempt one", commit=False)
     more = hermes.turns(2, "more")
     committed_summary = hermes.compact(head=2, tail=2, text="attempt two")
-    (report,) = import_hermes(empty_store, hermes.path)
+    (report,) = import_hermes(empty_store, hermes.write(tmp_path / "state.db"))
     failed, committed = empty_store.compactions("s1")
     assert (failed["status"], failed["reason"]) == (
         "failed",
@@ -603,12 +513,12 @@ def test_a_failed_commit_archived_later_by_a_committed_compaction_is_still_a_fai
 
 
 def test_a_rewind_imports_the_undone_rows_and_supersedes_them(
-    empty_store: TranscriptStore, hermes: Hermes
+    empty_store: TranscriptStore, hermes: HermesHistory, tmp_path: Path
 ) -> None:
     kept = hermes.turns(4, "kept")
     undone = hermes.rewind(2)
     after = hermes.turns(2, "after")
-    (report,) = import_hermes(empty_store, hermes.path)
+    (report,) = import_hermes(empty_store, hermes.write(tmp_path / "state.db"))
     assert [m["id"] for m in empty_store.active("s1")] == ids("s1", [*kept[:2], *after])
     (rewind,) = empty_store.compactions("s1")
     assert rewind["status"] == "committed"
@@ -618,12 +528,12 @@ def test_a_rewind_imports_the_undone_rows_and_supersedes_them(
 
 
 def test_json_content_is_decoded_and_text_that_is_not_json_is_kept_with_a_note(
-    empty_store: TranscriptStore, hermes: Hermes
+    empty_store: TranscriptStore, hermes: HermesHistory, tmp_path: Path
 ) -> None:
     parts = '[{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "x"}}]'
     hermes.say("user", "\x00json:" + parts)
     hermes.say("assistant", "\x00json:{not json", reasoning_content="thinking")
-    (report,) = import_hermes(empty_store, hermes.path)
+    (report,) = import_hermes(empty_store, hermes.write(tmp_path / "state.db"))
     user, assistant = empty_store.active("s1")
     assert user["content"][0] == {"type": "text", "text": "look"}
     assert assistant["content"] == "\x00json:{not json"
@@ -632,14 +542,14 @@ def test_json_content_is_decoded_and_text_that_is_not_json_is_kept_with_a_note(
 
 
 def test_a_compaction_the_store_refuses_is_recorded_as_its_failure(
-    empty_store: TranscriptStore, hermes: Hermes
+    empty_store: TranscriptStore, hermes: HermesHistory, tmp_path: Path
 ) -> None:
     hermes.say("user", "run it")
     call = '[{"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]'
     hermes.say("assistant", "", tool_calls=call)
     hermes.say("tool", "done", tool_call_id="c1", tool_name="t")
     hermes.compact(head=1, tail=1, text="the tool result loses its call")
-    (report,) = import_hermes(empty_store, hermes.path)
+    (report,) = import_hermes(empty_store, hermes.write(tmp_path / "state.db"))
     (entry,) = empty_store.compactions("s1")
     assert (entry["status"], entry["failure"]) == ("failed", "orphaned_tool_result")
     assert len(empty_store.active("s1")) == 3

@@ -4,13 +4,11 @@ typed error (a `TranscriptError`), and nothing already stored is lost or changed
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +18,10 @@ from transcripts.adapters.importers.hermes import HermesImportError, import_herm
 from transcripts.adapters.importers.jsonl import JsonlError, read_jsonl
 from transcripts.domain.errors import InvalidSearchError, SessionNotFoundError
 from transcripts.domain.messages import MAX_MESSAGE_BYTES, canonical_json
-from transcripts.domain.transcript import transcript_id
+
+from support.limits import READ_ONLY, limited, read_only
+from support.reads import everything, seen
+from support.rows import damage_event, log_rows, path_of
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 MESSAGES: dict[str, Any] = json.loads((DATA / "hostile_messages.json").read_text("utf-8"))
@@ -47,30 +48,6 @@ def fill(store: TranscriptStore) -> None:
     store.fail_compaction(store.begin_compaction(KEPT), "summarizer down")
 
 
-def seen(store: TranscriptStore, session_id: str) -> dict[str, Any]:
-    """Everything a reader can see of one session."""
-    return {
-        "active": store.active(session_id),
-        "history": store.history(session_id),
-        "compactions": store.compactions(session_id),
-        "events": store.events(session_id),
-    }
-
-
-def everything(store: TranscriptStore) -> dict[str, Any]:
-    """Everything a reader can see of a store, to compare before and after."""
-    sessions = store.sessions()
-    return {"sessions": sessions, **{s["id"]: seen(store, s["id"]) for s in sessions}}
-
-
-def log_rows(path: Path) -> list[tuple[Any, ...]]:
-    """Every stored event, byte for byte."""
-    with sqlite3.connect(path) as db:
-        rows = db.execute("SELECT * FROM stored_events ORDER BY rowid").fetchall()
-    db.close()
-    return rows
-
-
 @pytest.fixture
 def filled(store: TranscriptStore) -> TranscriptStore:
     fill(store)
@@ -82,7 +59,7 @@ def filled_file(sqlite_url: str) -> Path:
     """A closed store file holding the `kept` session."""
     with TranscriptStore.open(sqlite_url) as store:
         fill(store)
-    return Path(sqlite_url.removeprefix("sqlite:///"))
+    return path_of(sqlite_url)
 
 
 # -- messages ---------------------------------------------------------------------------------
@@ -322,74 +299,26 @@ def test_a_hermes_store_of_an_unknown_schema_version_imports_nothing(
 
 # -- files the store cannot write -------------------------------------------------------------
 
-CHILD = """
-import json, os, sys, time
-from transcripts import TranscriptStore
-limits = json.loads(sys.argv[2])
-TranscriptStore.open("memory://").close()  # imports every module while it still can
-if limits.get("drop_privileges") and os.geteuid() == 0:
-    os.setgid(65534)
-    os.setuid(65534)  # nobody: root ignores file modes
-if "file_size" in limits:
-    import resource
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_size"], resource.RLIM_INFINITY))
-started = time.monotonic()
-try:
-    with TranscriptStore.open(sys.argv[1], lock_timeout=30) as store:
-        store.append("kept", [{"id": "new", "role": "tool", "content": "x" * 2_000_000}])
-    print(json.dumps({"error": None}))
-except Exception as error:
-    print(json.dumps({
-        "error": [c.__name__ for c in type(error).__mro__],
-        "text": str(error),
-        "seconds": time.monotonic() - started,
-    }))
-"""
-
-
 def in_child(path: Path, **limits: Any) -> dict[str, Any]:
     """Open the store in a child process under `limits` and append 2 MB to it; what it raised."""
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, f"sqlite:///{path}", json.dumps(limits)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = limited("append", f"sqlite:///{path}", **limits)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
-
-
-@pytest.fixture
-def unwritable_dir() -> Iterator[Path]:
-    """A directory the `nobody` user can reach (tmp_path's parents are private to root)."""
-    directory = Path(tempfile.mkdtemp(prefix="transcripts-ro-"))
-    yield directory
-    os.chmod(directory, 0o700)
-    shutil.rmtree(directory)
-
-
-READ_ONLY = {"a read-only file": (0o400, 0o700), "a read-only directory": (0o600, 0o500)}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("file_mode", "dir_mode"), READ_ONLY.values(), ids=READ_ONLY.keys())
 def test_a_read_only_store_is_a_storage_error_and_nothing_stored_changes(
-    filled_file: Path, unwritable_dir: Path, file_mode: int, dir_mode: int
+    filled_file: Path, reachable_dir: Path, file_mode: int, dir_mode: int
 ) -> None:
-    path = unwritable_dir / "store.db"
+    path = reachable_dir / "store.db"
     shutil.copy(filled_file, path)
-    rows = log_rows(path)
-    if os.geteuid() == 0:  # the child drops to `nobody`, for whom the modes count
-        os.chown(unwritable_dir, 65534, 65534)
-        os.chown(path, 65534, 65534)
-    path.chmod(file_mode)
-    unwritable_dir.chmod(dir_mode)
-    outcome = in_child(path, drop_privileges=True)
-    unwritable_dir.chmod(0o700)
-    path.chmod(0o600)
+    rows = log_rows(f"sqlite:///{path}")
+    with read_only(path, file_mode, dir_mode):
+        outcome = in_child(path, drop_privileges=True)
     assert outcome["error"] and "StorageError" in outcome["error"], outcome
     assert str(path) in outcome["text"]
-    assert log_rows(path) == rows
+    assert log_rows(f"sqlite:///{path}") == rows
     with TranscriptStore.open(f"sqlite:///{path}") as store:
         assert [m["id"] for m in store.active(KEPT)][-1] == "k3"
         assert store.verify_projections().ok
@@ -399,7 +328,7 @@ def test_a_read_only_store_is_a_storage_error_and_nothing_stored_changes(
 def test_a_full_disk_is_a_storage_error_and_everything_stored_before_is_intact(
     filled_file: Path,
 ) -> None:
-    rows = log_rows(filled_file)
+    rows = log_rows(f"sqlite:///{filled_file}")
     with TranscriptStore.open(f"sqlite:///{filled_file}") as store:
         before = everything(store)
     sizes = [path.stat().st_size for path in filled_file.parent.iterdir()]
@@ -408,7 +337,7 @@ def test_a_full_disk_is_a_storage_error_and_everything_stored_before_is_intact(
     assert outcome["error"] and "StorageError" in outcome["error"], outcome
     assert "cannot write session 'kept'" in outcome["text"]
     assert outcome["seconds"] < 10  # at once: waiting for the lock would not free the disk
-    assert log_rows(filled_file) == rows
+    assert log_rows(f"sqlite:///{filled_file}") == rows
     with TranscriptStore.open(f"sqlite:///{filled_file}") as store:
         assert everything(store) == before
         assert store.verify_projections().ok
@@ -439,17 +368,7 @@ CORRUPTIONS: dict[str, Callable[[bytes], bytes]] = {
 
 def corrupt(path: Path, damage: Callable[[bytes], bytes]) -> None:
     """Damage version 3 (message s1) of the sick session in place, with plain SQL."""
-    with sqlite3.connect(path) as db:
-        key = (transcript_id(SICK).hex, 3)
-        (state,) = db.execute(
-            "SELECT state FROM stored_events WHERE originator_id = ? AND originator_version = ?",
-            key,
-        ).fetchone()
-        db.execute(
-            "UPDATE stored_events SET state = ? WHERE originator_id = ? AND originator_version = ?",
-            (damage(state), *key),
-        )
-    db.close()
+    damage_event(f"sqlite:///{path}", SICK, 3, damage)
 
 
 @pytest.fixture(
@@ -491,7 +410,7 @@ def test_reading_or_writing_a_session_with_a_corrupted_event_is_a_storage_error(
     sick_file: Path, damage: Callable[[bytes], bytes], call: str
 ) -> None:
     corrupt(sick_file, damage)
-    rows = log_rows(sick_file)
+    rows = log_rows(f"sqlite:///{sick_file}")
     calls: dict[str, Callable[[TranscriptStore], object]] = {
         "events": lambda store: store.events(SICK),
         "active_at": lambda store: store.active_at(SICK, 3),
@@ -506,7 +425,7 @@ def test_reading_or_writing_a_session_with_a_corrupted_event_is_a_storage_error(
         else:
             with pytest.raises(StorageError, match="a stored event is corrupt"):
                 calls[call](store)
-    assert log_rows(sick_file) == rows
+    assert log_rows(f"sqlite:///{sick_file}") == rows
 
 
 # -- private files ----------------------------------------------------------------------------

@@ -59,6 +59,8 @@ from transcripts import (
     TranscriptStore,
 )
 
+from support.messages import tool_exchange, without_id
+
 EXAMPLES = int(os.environ.get("TRANSCRIPTS_SOAK_EXAMPLES", "200"))
 STEPS = int(os.environ.get("TRANSCRIPTS_SOAK_STEPS", "15"))
 
@@ -68,10 +70,6 @@ ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 MAX_PENDING = 3
 SETTLED_OR_FOREIGN = "already committed or failed|not begun by this store"
 ANY_TEXT = object()  # an audit error the model does not predict: any non-empty text
-
-
-def without_id(message: dict) -> dict:
-    return {key: value for key, value in message.items() if key != "id"}
 
 
 # -- the reference model ------------------------------------------------------------------
@@ -275,17 +273,7 @@ class StoreMachine(RuleBasedStateMachine):
         return {"role": role, "content": f"{text} {next(self.fresh)}"}
 
     def tool_exchange(self) -> list[dict]:
-        call = f"call_{next(self.fresh)}"
-        return [
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {"id": call, "type": "function", "function": {"name": "f", "arguments": "{}"}}
-                ],
-            },
-            {"role": "tool", "tool_call_id": call, "content": "result"},
-        ]
+        return tool_exchange(f"call_{next(self.fresh)}", "result", name="f")
 
     def observe(self, session_id: str) -> dict[str, Any]:
         return {

@@ -6,6 +6,8 @@ import pytest
 
 from transcripts import MessageConflictError, TranscriptStore
 
+from support.reads import everything
+
 
 def fill(store: TranscriptStore) -> None:
     """Two sessions with unicode, tool calls, a failed and a committed compaction."""
@@ -29,22 +31,6 @@ def fill(store: TranscriptStore) -> None:
         reason="second try", tokens_before=900, tokens_after=120,
     )
     store.append("child", [{"role": "user", "content": "child"}])
-
-
-def everything(store: TranscriptStore) -> dict:
-    sessions = store.sessions()
-    return {
-        "sessions": sessions,
-        **{
-            session["id"]: {
-                "active": store.active(session["id"]),
-                "history": store.history(session["id"]),
-                "compactions": store.compactions(session["id"]),
-                "events": store.events(session["id"]),
-            }
-            for session in sessions
-        },
-    }
 
 
 @pytest.fixture

@@ -5,13 +5,7 @@ from __future__ import annotations
 
 from transcripts import TranscriptStore
 
-
-def ids(messages: list[dict]) -> list[str]:
-    return [message["id"] for message in messages]
-
-
-def summary(text: str = "summary") -> dict:
-    return {"role": "system", "content": text}
+from support.messages import ids, summary
 
 
 def test_sync_stores_new_messages_in_order_and_returns_the_active_list(

@@ -7,27 +7,7 @@ import pytest
 
 from transcripts import TranscriptStore
 
-
-def ids(messages: list[dict]) -> list[str]:
-    return [message["id"] for message in messages]
-
-
-def summary(text: str = "summary") -> dict:
-    return {"role": "system", "content": text}
-
-
-def call(call_id: str) -> dict:
-    return {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {"id": call_id, "type": "function", "function": {"name": "search", "arguments": "{}"}}
-        ],
-    }
-
-
-def result_of(call_id: str, content: str = "sunny") -> dict:
-    return {"role": "tool", "tool_call_id": call_id, "content": content}
+from support.messages import ids, summary, tool_call, tool_result
 
 
 @pytest.fixture
@@ -37,8 +17,8 @@ def exchange(store: TranscriptStore, session: str) -> list[dict]:
         session,
         [
             {"role": "user", "content": "weather?"},
-            call("call_1"),
-            result_of("call_1"),
+            tool_call("call_1"),
+            tool_result("call_1"),
             {"role": "assistant", "content": "It is sunny."},
         ],
     )
@@ -84,9 +64,9 @@ def test_superseding_a_call_together_with_its_tool_result_commits(
 def test_a_tool_result_appended_after_the_attempt_began_keeps_its_call_from_being_superseded(
     store: TranscriptStore, session: str, observe, check_failed
 ) -> None:
-    store.append(session, [{"role": "user", "content": "weather?"}, call("call_9")])
+    store.append(session, [{"role": "user", "content": "weather?"}, tool_call("call_9")])
     attempt = store.begin_compaction(session)
-    store.append(session, [result_of("call_9")])
+    store.append(session, [tool_result("call_9")])
     before = observe(store, session)
     result = store.commit_compaction(attempt, [summary()])
     check_failed(store, session, result, before, "orphaned_tool_result")
@@ -95,7 +75,9 @@ def test_a_tool_result_appended_after_the_attempt_began_keeps_its_call_from_bein
 def test_a_tool_result_whose_call_was_never_in_the_transcript_may_be_kept_alone(
     store: TranscriptStore, session: str
 ) -> None:
-    stored = store.append(session, [result_of("call_from_before"), {"role": "user", "content": "thanks"}])
+    stored = store.append(
+        session, [tool_result("call_from_before"), {"role": "user", "content": "thanks"}]
+    )
     assert store.compact(session, lambda messages: [summary(), stored[0]]).committed
 
 
@@ -105,9 +87,9 @@ def test_every_call_of_an_assistant_message_is_checked(
     two_calls = {
         "role": "assistant",
         "content": None,
-        "tool_calls": [call("call_a")["tool_calls"][0], call("call_b")["tool_calls"][0]],
+        "tool_calls": [tool_call("call_a")["tool_calls"][0], tool_call("call_b")["tool_calls"][0]],
     }
-    stored = store.append(session, [two_calls, result_of("call_a"), result_of("call_b")])
+    stored = store.append(session, [two_calls, tool_result("call_a"), tool_result("call_b")])
     before = observe(store, session)
     result = store.compact(session, lambda messages: [summary(), stored[2]])
     check_failed(store, session, result, before, "orphaned_tool_result")

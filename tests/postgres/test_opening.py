@@ -9,20 +9,10 @@ import pytest
 
 from transcripts import StorageError, TranscriptStore
 
-from .support import EVENTS_TABLE, TRACKING_TABLE, connect, sql, tables, with_database
+from support.postgres import EVENTS_TABLE, TRACKING_TABLE, connect, sql, tables, with_database
+from support.rows import ORDERED_TABLES
 
-STORE_TABLES = {
-    EVENTS_TABLE,
-    TRACKING_TABLE,
-    "active_messages",
-    "message_history",
-    "compaction_attempts",
-    "sessions",
-    "quarantined_events",
-    "view_versions",
-    "store_settings",
-    "message_search",
-}
+STORE_TABLES = {EVENTS_TABLE, TRACKING_TABLE, *ORDERED_TABLES, "store_settings", "message_search"}
 
 
 def test_opening_an_empty_database_creates_the_logs_and_the_views_tables(

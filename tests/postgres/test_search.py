@@ -7,7 +7,7 @@ import hashlib
 
 from transcripts import TranscriptStore
 
-from .support import connect, sql
+from support.postgres import connect, sql
 
 INDEX = "message_search_vector"
 

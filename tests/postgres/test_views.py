@@ -9,16 +9,10 @@ from pathlib import Path
 import pytest
 from transcripts import StorageError, TranscriptStore
 
-from .support import EVENTS_TABLE, head, row_counts, sql, tracked
+from support.postgres import EVENTS_TABLE, sql
+from support.rows import ORDERED_TABLES, head, row_counts, tracked
 
-PUBLIC_TABLES = (
-    "active_messages",
-    "message_history",
-    "compaction_attempts",
-    "sessions",
-    "quarantined_events",
-    "view_versions",
-)
+PUBLIC_TABLES = tuple(ORDERED_TABLES)  # every table a projection writes
 
 
 def write_some(store: TranscriptStore) -> None:

@@ -1,4 +1,4 @@
-"""Fixtures of the read-model tests (helpers live in support.py)."""
+"""Fixtures of the read-model tests (their helpers live in tests/support/: rows, log, reads)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from typing import ClassVar
 from transcripts import TranscriptStore
 from transcripts.projections.projector import Projector
 
-from .support import write_behind_the_views
+from support.log import write_behind_the_views
 
 VIEWS = ["active_messages", "message_history", "compaction_attempts", "sessions"]
 

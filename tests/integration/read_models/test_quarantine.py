@@ -13,7 +13,8 @@ import pytest
 from transcripts import StorageError, TranscriptStore
 from transcripts.domain.transcript import transcript_id
 
-from .support import connect, expected_summary, fold_of, head, tracked
+from support.log import expected_summary, fold_of
+from support.rows import connect, head, tracked
 
 SICK, WELL = "sick", "well"
 
@@ -90,15 +91,21 @@ def flags(url: str) -> dict[str, int]:
         return dict(db.execute("SELECT session_id, quarantined FROM sessions").fetchall())
 
 
+def two_sessions_with_a_damaged_event(url: str, version: int, corruption: Callable) -> int:
+    """The two sessions in a closed store file, event `version` of the sick one damaged by
+    `corruption`; its log position."""
+    with TranscriptStore.open(url) as store:
+        write_two_sessions(store)
+    position = position_of(url, SICK, version)
+    with connect(url) as db:
+        corruption(db, position)
+    return position
+
+
 @pytest.fixture(params=CORRUPTIONS.values(), ids=CORRUPTIONS.keys())
 def corrupted(request: pytest.FixtureRequest, sqlite_url: str) -> int:
     """A store file whose `s1` (version 3 of the sick session) cannot be read; its position."""
-    with TranscriptStore.open(sqlite_url) as store:
-        write_two_sessions(store)
-    position = position_of(sqlite_url, SICK, 3)
-    with connect(sqlite_url) as db:
-        request.param(db, position)
-    return position
+    return two_sessions_with_a_damaged_event(sqlite_url, 3, request.param)
 
 
 def test_a_rebuild_quarantines_the_corrupt_event_and_projects_every_other_one(
@@ -187,11 +194,7 @@ def test_verify_reports_a_quarantined_event_with_its_session_and_position(
 def test_a_corrupt_started_event_quarantines_its_session_and_not_the_others(
     sqlite_url: str,
 ) -> None:
-    with TranscriptStore.open(sqlite_url) as store:
-        write_two_sessions(store)
-    started = position_of(sqlite_url, SICK, 1)
-    with connect(sqlite_url) as db:
-        unknown_topic(db, started)
+    started = two_sessions_with_a_damaged_event(sqlite_url, 1, unknown_topic)
     with TranscriptStore.open(sqlite_url) as store:
         store.rebuild_projections()
         assert_well_is_complete(store, sqlite_url)
@@ -208,11 +211,7 @@ def test_a_corrupt_started_event_quarantines_its_session_and_not_the_others(
 def test_verify_reports_the_quarantined_events_of_a_session_whose_started_event_is_corrupt(
     sqlite_url: str,
 ) -> None:
-    with TranscriptStore.open(sqlite_url) as store:
-        write_two_sessions(store)
-    started = position_of(sqlite_url, SICK, 1)
-    with connect(sqlite_url) as db:
-        corrupt_payload(db, started)
+    started = two_sessions_with_a_damaged_event(sqlite_url, 1, corrupt_payload)
     with TranscriptStore.open(sqlite_url) as store:
         store.rebuild_projections()
         report = store.verify_projections()

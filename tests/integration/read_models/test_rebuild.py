@@ -12,17 +12,9 @@ import pytest
 from transcripts import TranscriptStore
 from transcripts.projections.projector import Projector
 
-from .support import (
-    connect,
-    expected_summary,
-    fold_of,
-    head,
-    raw_rows,
-    reads,
-    row_counts,
-    tracked,
-    write_behind_the_views,
-)
+from support.log import expected_summary, fold_of, write_behind_the_views
+from support.reads import everything
+from support.rows import connect, head, raw_rows, row_counts, tracked
 
 
 class DropsAssistantMessages(Projector):
@@ -184,7 +176,7 @@ def test_rebuilding_correct_views_changes_no_row_and_returns_the_number_of_event
 ) -> None:
     with TranscriptStore.open(store_url) as store:
         fill(store)
-        before = reads(store)
+        before = everything(store)
         events = sum(len(store.events(session["id"])) for session in store.sessions())
         if store_url.startswith("sqlite"):
             rows = raw_rows(store_url)
@@ -192,7 +184,7 @@ def test_rebuilding_correct_views_changes_no_row_and_returns_the_number_of_event
             assert raw_rows(store_url) == rows
         else:
             assert store.rebuild_projections() == events
-        assert reads(store) == before
+        assert everything(store) == before
         assert store.verify_projections().ok
         assert store.rebuild_projections() == events  # and again: it always replays everything
 
@@ -212,12 +204,12 @@ def test_readers_see_the_complete_old_views_until_the_rebuilt_ones_are_swapped_i
     with TranscriptStore.open(sqlite_url) as store, TranscriptStore.open(sqlite_url) as reader:
         write_behind_the_views(sqlite_url, sessions=2, messages=1500, compact_every=500)
         store.catch_up_projections()
-        before_rows, before_reads = raw_rows(sqlite_url), reads(reader)
+        before_rows, before_reads = raw_rows(sqlite_url), everything(reader)
         seen: list[int] = []
 
         def progress(done: int, total: int) -> None:
             assert raw_rows(sqlite_url) == before_rows
-            assert reads(reader) == before_reads
+            assert everything(reader) == before_reads
             with connect(sqlite_url) as db:
                 building = db.execute("SELECT COUNT(*) FROM message_history__next").fetchone()[0]
             assert 0 < building
@@ -251,7 +243,7 @@ def test_writes_made_while_a_rebuild_runs_are_in_the_rebuilt_views(sqlite_url: s
         assert tracked(sqlite_url) == head(sqlite_url)
         assert store.verify_projections().ok
         assert [m["id"] for m in store.active("during")][1:] == [m["id"] for m in written[1:]]
-        assert reads(store) == reads(writer)
+        assert everything(store) == everything(writer)
 
 
 def test_an_index_a_user_created_on_a_view_table_survives_a_rebuild(sqlite_url: str, fill) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from transcripts import TranscriptStore
 
-from .support import connect, raw_rows
+from support.rows import connect, raw_rows
 
 # What is done to the views of the `fill` store by hand, and the problem verify must report
 # for it: (session, view, kind, key).

@@ -18,7 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from transcripts import SessionErasedError, SessionNotFoundError, TranscriptStore
 
-from .support import expected_summary, fold_of, raw_rows, reads
+from support.log import expected_summary, fold_of
+from support.messages import tool_exchange
+from support.reads import everything
+from support.rows import raw_rows
 
 EXAMPLES = int(os.environ.get("VIEWS_PROPERTY_EXAMPLES", "60"))  # raise it to search longer
 SESSIONS = ("s0", "s1", "s2")
@@ -69,17 +72,7 @@ class Run:
         return {"role": role, "content": f"new {next(self.fresh)}"}
 
     def tool_pair(self) -> list[dict]:
-        call = f"call_{next(self.fresh)}"
-        return [
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {"id": call, "type": "function", "function": {"name": "f", "arguments": "{}"}}
-                ],
-            },
-            {"role": "tool", "tool_call_id": call, "content": "ok"},
-        ]
+        return tool_exchange(f"call_{next(self.fresh)}", "ok", name="f")
 
     def do(self, op: tuple) -> None:
         name, *args = op
@@ -164,6 +157,11 @@ class Run:
         new = result.messages[0]
         assert {k: v for k, v in new.items() if k != "id"} == summary
         assert result.messages == [new, *kept]
+        self.committed(model, attempt, result, kept)
+        model.lists.append(list(model.active))
+
+    def committed(self, model: SessionModel, attempt: Any, result: Any, kept: list[dict]) -> None:
+        """Note in the model what a committed compaction did: its summary, then `kept`."""
         kept_ids = {m["id"] for m in kept}
         for message in attempt.messages:
             if message["id"] not in kept_ids:
@@ -171,6 +169,7 @@ class Run:
                     "active": False,
                     "superseded_by": result.compaction_id,
                 }
+        new = result.messages[0]
         model.history[new["id"]] = {
             "id": new["id"],
             "active": True,
@@ -180,7 +179,6 @@ class Run:
         }
         model.active = list(result.messages)
         model.compactions.append((result.compaction_id, "committed", None))
-        model.lists.append(list(model.active))
 
     def failed(self, session_id: str, model: SessionModel, result: Any, failure: str) -> None:
         assert not result.committed
@@ -206,18 +204,7 @@ class Run:
             attempt, [{"role": "system", "content": "first summary"}]
         )
         assert result.committed, result.error
-        for message in attempt.messages:
-            model.history[message["id"]] |= {"active": False, "superseded_by": result.compaction_id}
-        new = result.messages[0]
-        model.history[new["id"]] = {
-            "id": new["id"],
-            "active": True,
-            "superseded_by": None,
-            "added_by": result.compaction_id,
-            "message": new,
-        }
-        model.active = list(result.messages)
-        model.compactions.append((result.compaction_id, "committed", None))
+        self.committed(model, attempt, result, kept=[])
 
     def invalid_replacement(self, session_id: str, model: SessionModel) -> None:
         attempt = self.store.begin_compaction(session_id)
@@ -240,7 +227,7 @@ class Run:
         report = store.verify_projections()
         assert report.ok, [str(problem) for problem in report.problems]
         assert report.sessions == len(self.sessions)
-        before = reads(store)
+        before = everything(store)
         folds = {session_id: fold_of(url, session_id) for session_id in self.sessions}
         assert before["sessions"] == sorted(
             (expected_summary(fold) for fold in folds.values()), key=lambda s: s["started_at"]
@@ -261,9 +248,9 @@ class Run:
         rows = raw_rows(url)
         store.rebuild_projections()
         assert raw_rows(url) == rows
-        assert reads(store) == before
+        assert everything(store) == before
         with TranscriptStore.open(url) as other:  # what any other reader of the file sees
-            assert reads(other) == before
+            assert everything(other) == before
 
 
 session_ids = st.sampled_from(SESSIONS)

@@ -1,0 +1,148 @@
+"""`import hermes` on the real-format Hermes fixture, then the read commands on what it stored.
+
+The report's notes are the importer's words (adapters/hermes_import.py); these tests check
+the table around them exactly and the notes only for what they must say.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import Result
+
+from support.cli import Run
+from support.hermes import FIXTURE
+
+
+HEALTHY, COMPACTED, CORRUPTED = (
+    "20260829_101500_a1b2c3",
+    "20260830_141200_d4e5f6",
+    "20260831_093000_99477a",
+)
+PARENT, CHILD = "20260901_080000_0a0b0c", "20260901_083000_0d0e0f"
+
+pytestmark = pytest.mark.skipif(not FIXTURE.exists(), reason="the Hermes fixture is not there")
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def lines(result: Result) -> list[str]:
+    assert result.exit_code == 0, result.output
+    return [line.rstrip() for line in result.stdout.splitlines()]
+
+
+def as_json(result: Result) -> object:
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def imported(run: Run) -> Run:
+    result = run("import", "hermes", str(FIXTURE))
+    assert result.exit_code == 0, result.output
+    return run
+
+
+def test_a_dry_run_prints_the_report_per_session_and_writes_nothing(run: Run) -> None:
+    before = digest(FIXTURE)
+    report = lines(run("import", "hermes", str(FIXTURE), "--dry-run"))
+    assert report[:6] == [
+        "                                        Hermes import (dry run: nothing written)",
+        "┏━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
+        "┃ session                ┃ status   ┃ messages ┃ active ┃ compactions   ┃ dropped ┃ notes                              ┃",
+        "┡━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩",
+        "│ 20260829_101500_a1b2c3 │ imported │       59 │     59 │ 0             │       0 │                                    │",
+        "│ 20260830_141200_d4e5f6 │ imported │       55 │     14 │ 1             │       0 │ 5 rows carried past a compaction   │",
+    ]  # fmt: skip
+    assert any(
+        line.startswith("│ 20260831_093000_99477a │ repaired │       54 │     54 │ 0 (48 failed) │     360 │")
+        for line in report
+    )
+    assert report[-1] == "5 sessions: 4 imported, 1 repaired, 0 unchanged (dry run: nothing was written)."
+    assert as_json(run("sessions", "--json")) == []
+    assert digest(FIXTURE) == before
+
+
+def test_the_import_reports_each_session_and_again_stores_nothing_new(run: Run) -> None:
+    before = digest(FIXTURE)
+    first = as_json(run("import", "hermes", str(FIXTURE), "--json"))
+    assert [(r["session_id"], r["status"], r["dry_run"]) for r in first] == [
+        (HEALTHY, "imported", False),
+        (COMPACTED, "imported", False),
+        (CORRUPTED, "repaired", False),
+        (PARENT, "imported", False),
+        (CHILD, "imported", False),
+    ]
+    events = {s: len(as_json(run("events", s, "--json"))) for s in (HEALTHY, CORRUPTED)}
+    again = lines(run("import", "hermes", str(FIXTURE)))
+    assert again[-1] == "5 sessions: 0 imported, 0 repaired, 5 unchanged."
+    assert {s: len(as_json(run("events", s, "--json"))) for s in events} == events
+    assert digest(FIXTURE) == before
+    assert not FIXTURE.with_name(FIXTURE.name + "-wal").exists()
+    assert not FIXTURE.with_name(FIXTURE.name + "-shm").exists()
+
+
+def test_sessions_keep_their_source_model_and_lineage(imported: Run) -> None:
+    sessions = {s["id"]: s for s in as_json(imported("sessions", "--json"))}
+    assert list(sessions) == [HEALTHY, COMPACTED, CORRUPTED, PARENT, CHILD]
+    assert sessions[CHILD]["parent_id"] == PARENT
+    assert sessions[CORRUPTED]["source"] == "telegram"
+    assert [s["id"] for s in as_json(imported("sessions", "--json", "--source", "telegram"))] == [
+        CORRUPTED
+    ]
+
+
+def test_the_corrupted_session_has_each_message_once_and_48_failed_attempts(
+    imported: Run,
+) -> None:
+    active = as_json(imported("show", CORRUPTED, "--json"))
+    contents = [json.dumps(m.get("content"), sort_keys=True) for m in active if m["role"] == "user"]
+    assert len(contents) == len(set(contents))  # the first user message is not there 49 times
+    assert not any(str(m.get("content", "")).startswith("[CONTEXT COMPACTION") for m in active)
+    failed = as_json(imported("audit", CORRUPTED, "--failed", "--json"))
+    assert len(failed) == 48
+    assert {attempt["failure"] for attempt in failed} == {"storage_error"}
+    assert as_json(imported("audit", CORRUPTED, "--json")) == failed
+    summary = lines(imported("audit", CORRUPTED))[-1]
+    assert summary == "48 attempts: 0 committed, 48 failed; 0 tokens saved."
+
+
+def test_the_compacted_session_shows_its_compaction_where_it_happened(imported: Run) -> None:
+    history = as_json(imported("history", COMPACTED, "--json"))
+    assert (len(history), sum(entry["active"] for entry in history)) == (55, 14)
+    [committed] = as_json(imported("audit", COMPACTED, "--json"))
+    assert committed["status"] == "committed"
+    boundary = [
+        line for line in lines(imported("history", COMPACTED)) if committed["id"] in line
+    ]
+    assert len(boundary) == 1 and "compaction: 41 superseded, 1 added" in boundary[0]
+    superseded = [entry for entry in history if entry["superseded_by"] == committed["id"]]
+    assert len(superseded) == 41
+    assert all(entry["version"] < committed["version"] for entry in superseded)
+    markdown = imported("export", COMPACTED, "--format", "md").stdout
+    assert f"> **Compaction `{committed['id']}`** at version {committed['version']}" in markdown
+
+
+def test_a_file_that_is_not_a_hermes_store_is_one_line(run: Run, tmp_path: Path) -> None:
+    text = tmp_path / "state.db"
+    text.write_text("not sqlite\n")
+    result = run("import", "hermes", str(text))
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == f"Error: {text} is not a Hermes store: not an SQLite database\n"
+    missing = run("import", "hermes", str(tmp_path / "nope.db"))
+    assert missing.stderr == f"Error: {tmp_path / 'nope.db'}: no such file\n"
+
+
+def test_a_hermes_file_given_as_the_store_is_refused_and_untouched(run: Run) -> None:
+    before = digest(FIXTURE)
+    result = run("sessions", url=f"sqlite:///{FIXTURE}")
+    assert result.exit_code == 1
+    assert result.stderr.startswith(
+        f"Error: {FIXTURE} is not a transcript store: it is a SQLite database of another program"
+    )
+    assert digest(FIXTURE) == before

@@ -1,0 +1,47 @@
+"""Helpers of the command-line tests: the runner's type, the one line a failed command
+prints, and outputs made comparable.
+
+Ids the store makes up (compaction ids, summary message ids) and times are volatile:
+`normalise` replaces them with placeholders of the same length, so table layouts compare
+exactly.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from click.testing import Result
+
+Run = Callable[..., Result]  # the `run` fixture: run("show", "trip", url=None, input=None)
+
+_VOLATILE = [
+    (re.compile(r"\b(cmp|msg)_[0-9a-f]{32}\b"), lambda m: f"{m[1]}_" + "x" * 32),
+    (re.compile(r"\b(cmp|msg)_[0-9a-f]{8}…"), lambda m: f"{m[1]}_" + "x" * 8 + "…"),
+    (re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?(\+00:00|Z)?"), None),
+    (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d"), lambda m: "YYYY-MM-DD hh:mm"),
+]
+
+
+def normalise(text: str) -> str:
+    """Replace made-up ids and times with placeholders of the same length."""
+    for pattern, replacement in _VOLATILE:
+        if replacement is None:
+            text = pattern.sub(lambda m: _time_placeholder(m[0]), text)
+        else:
+            text = pattern.sub(replacement, text)
+    return text
+
+
+def _time_placeholder(time: str) -> str:
+    placeholder = "YYYY-MM-DD hh:mm:ss"
+    return placeholder + "." * (len(time) - len(placeholder))
+
+
+def error_line(result: Result) -> str:
+    """The one line a failed command printed (and check that it printed nothing else)."""
+    assert result.exit_code == 1, result.output
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    [line] = result.stderr.splitlines()
+    return line

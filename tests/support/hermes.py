@@ -1,0 +1,128 @@
+"""Hermes `state.db` stores for tests: the sample fixture, an empty store of its schema, and a
+session written the way Hermes writes it, kept in memory (for the planner) or stored in a
+file (for the importer)."""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from transcripts.adapters.importers.hermes.reader import HermesSession, decode_row
+
+FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "hermes_state_sample.db"
+SUMMARY = "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted: {}"
+# The columns Hermes copies when it re-inserts a row it carries past a compaction.
+COPIED = ("role", "content", "tool_call_id", "tool_calls", "tool_name", "timestamp")
+
+
+def make_hermes(path: Path, version: int = 31) -> Path:
+    """An empty Hermes store of the fixture's schema (its tables, none of its rows)."""
+    with sqlite3.connect(f"file:{FIXTURE}?mode=ro", uri=True) as fixture:
+        tables = dict(
+            fixture.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name IN "
+                "('schema_version', 'sessions', 'messages', 'system_prompts')"
+            ).fetchall()
+        )
+    fixture.close()
+    with sqlite3.connect(path) as connection:
+        for sql in tables.values():
+            connection.execute(sql)
+        connection.execute("INSERT INTO schema_version VALUES (?)", (version,))
+    connection.close()
+    return path
+
+
+class HermesHistory:
+    """The `messages` rows of one Hermes session, written as Hermes writes them: appended
+    rows; an in-place compaction archives the live rows (tail originals hidden), re-inserts
+    the head, a summary, and clones the tail; a failed commit re-inserts them without
+    archiving anything; a rewind hides the last live rows.
+
+    The rows are column values, as Hermes stores them (row ids from 1). `session()` gives
+    them decoded as the reader decodes them; `write(path)` stores them in a new `state.db`.
+    """
+
+    def __init__(self, session_id: str = "s1") -> None:
+        self.session_id = session_id
+        self.clock = itertools.count(1_800_000_000)
+        self.rows: list[dict[str, Any]] = []
+
+    def say(self, role: str, content: str | None, **columns: Any) -> int:
+        """Append a row; its id."""
+        return self._insert(
+            {"role": role, "content": content, "timestamp": next(self.clock), **columns}
+        )
+
+    def _insert(self, columns: dict[str, Any]) -> int:
+        row_id = len(self.rows) + 1
+        self.rows.append(
+            {"id": row_id, "session_id": self.session_id, "active": 1, "compacted": 0, **columns}
+        )
+        return row_id
+
+    def turns(self, n: int, prefix: str) -> list[int]:
+        return [self.say(("user", "assistant")[i % 2], f"{prefix} {i}") for i in range(n)]
+
+    def live(self) -> list[int]:
+        return [row["id"] for row in self.rows if row["active"]]
+
+    def compact(self, head: int, tail: int, text: str, *, commit: bool = True) -> int:
+        """An in-place compaction carrying `head` and `tail` live rows; the summary's row id."""
+        live = self.live()
+        carried_head, carried_tail = live[:head], live[len(live) - tail :]
+        if commit:
+            for row_id in live:
+                self.rows[row_id - 1] |= {"active": 0, "compacted": 1}
+            for row_id in carried_tail:
+                self.rows[row_id - 1]["compacted"] = 0
+        self.copy(carried_head)
+        summary = self.say("user", SUMMARY.format(text), _compressed_summary=1)
+        self.copy(carried_tail)
+        return summary
+
+    def copy(self, rows: list[int]) -> None:
+        for row_id in rows:
+            original = self.rows[row_id - 1]
+            self._insert({key: original[key] for key in COPIED if key in original})
+
+    def rewind(self, n: int) -> list[int]:
+        """/undo: hide the last `n` live rows; their ids."""
+        undone = self.live()[-n:]
+        for row_id in undone:
+            self.rows[row_id - 1] |= {"active": 0, "compacted": 0}
+        return undone
+
+    def session(self, **fields: Any) -> HermesSession:
+        """The session as the reader gives it to the planner (`fields` override its columns)."""
+        return HermesSession(
+            **{
+                "id": self.session_id,
+                "source": "cli",
+                "model": "m",
+                "parent_id": None,
+                "metadata": {},
+                "rows": [decode_row(row) for row in self.rows],  # type: ignore[arg-type]
+                "row_count": len(self.rows),
+                **fields,
+            }
+        )
+
+    def write(self, path: Path) -> Path:
+        """A new Hermes store at `path` holding the session and its rows."""
+        make_hermes(path)
+        with sqlite3.connect(path) as connection:
+            connection.execute(
+                "INSERT INTO sessions (id, source, model, started_at) VALUES (?, 'cli', 'm', 1)",
+                (self.session_id,),
+            )
+            for row in self.rows:
+                names = ", ".join(row)
+                marks = ", ".join("?" * len(row))
+                connection.execute(
+                    f"INSERT INTO messages ({names}) VALUES ({marks})", (*row.values(),)
+                )
+        connection.close()
+        return path

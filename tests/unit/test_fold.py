@@ -1,0 +1,185 @@
+"""SessionFold, the reference semantics of every view: the events of one session folded into
+its active list, its history with supersession marks, its compaction audit, and what an
+erasure leaves."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from transcripts.domain.transcript import Transcript
+from transcripts.projections.fold import SessionFold
+
+from support.events import collect, commit, start
+from support.messages import TRIP, summary
+
+
+@pytest.fixture
+def transcript() -> Transcript:
+    """The trip (m1 … m6), a committed compaction keeping m1 and m6, a failed one, and m7."""
+    transcript = start("trip", source="cli", model="m", metadata={"cwd": "/"})
+    transcript.append(TRIP)
+    commit(
+        transcript,
+        [TRIP[0], summary("sum"), TRIP[5]],
+        compaction_id="cmp-1",
+        reason="over budget",
+        tokens_before=400,
+        tokens_after=100,
+    )
+    transcript.fail_compaction(
+        compaction_id="cmp-2",
+        based_on_version=transcript.version,
+        failure="summarize_error",
+        error="timed out",
+        reason="again",
+        would_supersede=["m1"],
+    )
+    transcript.append([{"id": "m7", "role": "user", "content": "after"}])
+    return transcript
+
+
+@pytest.fixture
+def events(transcript: Transcript) -> list[Transcript.Event]:
+    return collect(transcript)
+
+
+def test_the_fold_of_a_start_holds_the_session_fields_and_nothing_else() -> None:
+    [started] = collect(start("s", source="cli", model="m", parent_id="p", metadata={"a": 1}))
+    fold = SessionFold.of([started])
+    assert (fold.session_id, fold.source, fold.model, fold.parent_id) == ("s", "cli", "m", "p")
+    assert fold.metadata == {"a": 1}
+    assert fold.started_at == fold.last_event_at == started.timestamp
+    assert (fold.version, fold.entries, fold.active_ids, fold.compactions) == (1, {}, [], [])
+    assert fold.erased_at is None
+
+
+def test_the_active_list_is_the_replacement_then_what_was_appended_after_it(
+    events: list[Transcript.Event],
+) -> None:
+    fold = SessionFold.of(events)
+    summary_id = events[7].added[0]["id"]
+    assert fold.active_ids == ["m1", summary_id, "m6", "m7"]
+    assert fold.active() == [
+        TRIP[0],
+        {"id": summary_id, **summary("sum")},
+        TRIP[5],
+        fold.active()[3],
+    ]
+    assert fold.active()[3] == {"id": "m7", "role": "user", "content": "after"}
+
+
+def test_the_history_holds_every_message_in_storage_order_with_its_marks(
+    events: list[Transcript.Event],
+) -> None:
+    fold = SessionFold.of(events)
+    summary_id = events[7].added[0]["id"]
+    history = fold.history()
+    assert [entry["id"] for entry in history] == [*(m["id"] for m in TRIP), summary_id, "m7"]
+    by_id = {entry["id"]: entry for entry in history}
+    for superseded in ("m2", "m3", "m4", "m5"):
+        assert by_id[superseded]["active"] is False
+        assert by_id[superseded]["superseded_by"] == "cmp-1"
+    for kept in ("m1", "m6", "m7"):
+        assert (by_id[kept]["active"], by_id[kept]["superseded_by"]) == (True, None)
+    assert by_id[summary_id]["added_by"] == "cmp-1"
+    assert by_id["m3"]["message"] == TRIP[2]  # with its id
+    assert fold.entries["m3"].appended_version == 4
+    assert fold.entries[summary_id].appended_version == 8
+
+
+def test_the_audit_lists_the_committed_and_the_failed_attempt_as_they_happened(
+    events: list[Transcript.Event],
+) -> None:
+    committed, failed = SessionFold.of(events).compactions
+    summary_id = events[7].added[0]["id"]
+    assert committed == {
+        "id": "cmp-1",
+        "status": "committed",
+        "reason": "over budget",
+        "failure": None,
+        "error": None,
+        "superseded": ["m2", "m3", "m4", "m5"],
+        "added": [summary_id],
+        "based_on_version": 7,
+        "tokens_before": 400,
+        "tokens_after": 100,
+        "at": events[7].timestamp,
+        "version": 8,
+    }
+    assert (failed["id"], failed["status"], failed["failure"], failed["error"]) == (
+        "cmp-2",
+        "failed",
+        "summarize_error",
+        "timed out",
+    )
+    assert (failed["superseded"], failed["added"], failed["version"]) == (["m1"], [], 9)
+
+
+def test_version_and_last_event_are_the_last_events(events: list[Transcript.Event]) -> None:
+    fold = SessionFold.of(events)
+    assert (fold.version, fold.last_event_at) == (10, events[-1].timestamp)
+    assert SessionFold.of(events[:8]).version == 8
+
+
+def test_a_fold_replayed_up_to_any_version_is_the_state_right_after_that_event(
+    events: list[Transcript.Event],
+) -> None:
+    assert SessionFold.of(events[:4]).active_ids == ["m1", "m2", "m3"]
+    assert SessionFold.of(events[:7]).compactions == []
+    assert len(SessionFold.of(events[:9]).compactions) == 2
+
+
+def test_an_erased_session_keeps_only_what_its_tombstone_records(
+    transcript: Transcript, events: list[Transcript.Event]
+) -> None:
+    tombstone = transcript.erase()
+    fold = SessionFold.of([tombstone])  # the erasure deleted every earlier event
+    assert (fold.session_id, fold.source, fold.model, fold.parent_id) == ("trip", "cli", "m", None)
+    assert fold.started_at == events[0].timestamp
+    assert fold.erased_at == fold.last_event_at == tombstone.timestamp
+    assert (fold.metadata, fold.entries, fold.active_ids, fold.compactions) == ({}, {}, [], [])
+    assert fold.version == tombstone.originator_version == 11
+    assert fold.active() == [] and fold.history() == []
+
+
+def test_a_tombstone_after_the_events_it_erased_leaves_only_its_record_too(
+    transcript: Transcript, events: list[Transcript.Event]
+) -> None:
+    fold = SessionFold.of([*events, transcript.erase()])
+    assert (fold.entries, fold.active_ids, fold.compactions, fold.metadata) == ({}, [], [], {})
+    assert fold.erased_at is not None
+
+
+def test_no_event_can_be_applied_after_the_tombstone(transcript: Transcript) -> None:
+    tombstone = transcript.erase()
+    fold = SessionFold.of([tombstone])
+    late = dataclasses.replace(collect(start("trip"))[0], originator_version=12)
+    with pytest.raises(ValueError, match="an event of an erased session"):
+        fold.apply(late)
+
+
+def test_a_compaction_of_messages_that_are_not_active_cannot_be_applied(
+    events: list[Transcript.Event],
+) -> None:
+    compaction = events[7]
+    with pytest.raises(ValueError, match=r"not active: \['m1', 'm2', 'm3', 'm4', 'm5', 'm6'\]"):
+        SessionFold.of([events[0], compaction])
+
+
+def test_a_damaged_message_that_is_no_object_cannot_be_applied(
+    events: list[Transcript.Event],
+) -> None:
+    damaged = dataclasses.replace(events[1], message=["not", "an", "object"])
+    with pytest.raises(TypeError, match="message 'm1' is not a JSON object"):
+        SessionFold.of([events[0], damaged])
+
+
+def test_of_readable_leaves_out_the_events_that_cannot_be_applied(
+    events: list[Transcript.Event],
+) -> None:
+    damaged = dataclasses.replace(events[2], message="not an object")
+    fold = SessionFold.of_readable([events[0], events[1], damaged, *events[3:7]])
+    assert fold.active_ids == ["m1", "m3", "m4", "m5", "m6"]
+    assert "m2" not in fold.entries

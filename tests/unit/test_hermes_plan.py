@@ -1,0 +1,251 @@
+"""The Hermes import planner alone: the `messages` rows of one session (HermesRow values, as the
+reader decodes them) become the appends, compactions and failed attempts they evidence.
+
+Rows are written the way Hermes writes them (support/hermes.py): an in-place compaction
+archives the live rows, hides the originals of its tail and re-inserts head, summary and tail
+as new rows; the failed-commit bug (hermes-agent#99477) re-inserts them on top of the live
+rows; a rewind hides the last live rows."""
+
+from __future__ import annotations
+
+from transcripts.adapters.importers.hermes.plan import (
+    Append,
+    Compact,
+    Fail,
+    SessionPlan,
+    message_id,
+    plan_session,
+    row_ranges,
+)
+
+from support.hermes import SUMMARY, HermesHistory
+
+CALL = '[{"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]'
+
+
+def planned(rows: list[int]) -> list[str]:
+    return [message_id("s1", row) for row in rows]
+
+
+def plan(hermes: HermesHistory, **fields: object) -> SessionPlan:
+    return plan_session(hermes.session(**fields))
+
+
+def appended(result: SessionPlan) -> list[str]:
+    return [unit.message["id"] for unit in result.units if isinstance(unit, Append)]
+
+
+def kinds(result: SessionPlan) -> list[str]:
+    return [type(unit).__name__ for unit in result.units]
+
+
+# -- a plain session --------------------------------------------------------------------------
+
+
+def test_a_plain_session_is_one_append_per_row_in_row_order_with_stable_ids() -> None:
+    hermes = HermesHistory()
+    rows = hermes.turns(3, "turn")
+    hermes.say("assistant", "", tool_calls=CALL)
+    hermes.say("tool", "done", tool_call_id="c1", tool_name="t")
+    result = plan(hermes)
+    assert kinds(result) == ["Append"] * 5
+    assert appended(result) == planned([*rows, 4, 5])
+    assert result.units[0] == Append(
+        {"id": "hermes-s1-1", "role": "user", "content": "turn 0", "timestamp": 1_800_000_000}
+    )
+    call = result.units[3]
+    assert isinstance(call, Append)
+    assert call.message["tool_calls"][0]["id"] == "c1"  # the JSON column, decoded
+    assert (result.messages, result.active, result.committed, result.failed) == (5, 5, 0, 0)
+    assert (result.duplicates_dropped, result.repaired, result.notes) == (0, False, [])
+
+
+def test_a_planned_id_names_the_session_and_the_row() -> None:
+    assert message_id("20260829_101500_a1b2c3", 17) == "hermes-20260829_101500_a1b2c3-17"
+
+
+# -- a committed compaction -------------------------------------------------------------------
+
+
+def test_a_committed_compaction_keeps_the_carried_head_and_tail_and_supersedes_the_middle() -> None:
+    hermes = HermesHistory()
+    rows = hermes.turns(6, "turn")  # rows 1-6
+    summary_row = hermes.compact(
+        head=2, tail=2, text="early"
+    )  # copies 7-8, summary 9, copies 10-11
+    more = hermes.turns(2, "more")  # rows 12-13
+    result = plan(hermes)
+    assert kinds(result) == ["Append"] * 6 + ["Compact"] + ["Append"] * 2
+    compaction = result.units[6]
+    assert isinstance(compaction, Compact)
+    assert compaction.reason == f"Hermes in-place compaction (summary row {summary_row})"
+    assert compaction.snapshot == planned(rows)
+    assert compaction.superseded == planned(rows[2:4])
+    assert compaction.summary_id == message_id("s1", summary_row)
+    assert compaction.replacement == [
+        *planned(rows[:2]),
+        {"role": "user", "content": SUMMARY.format("early"), "timestamp": 1_800_000_006},
+        *planned(rows[4:]),
+    ]
+    assert compaction.commits is True
+    assert appended(result) == planned([*rows, *more])  # no copy imported
+    assert (result.messages, result.active, result.committed, result.failed) == (9, 7, 1, 0)
+    assert (result.duplicates_dropped, result.repaired) == (0, False)
+    assert result.notes == [
+        "4 rows carried past a compaction are the same messages as their originals: rows 7–8, 10–11"
+    ]
+
+
+def test_a_second_compaction_summarises_the_first_summary_with_the_messages_after_it() -> None:
+    hermes = HermesHistory()
+    first = hermes.turns(6, "early")
+    first_summary = hermes.compact(head=2, tail=2, text="early turns")
+    later = hermes.turns(4, "later")
+    hermes.compact(head=2, tail=1, text="the summary and later turns")
+    one, two = [unit for unit in plan(hermes).units if isinstance(unit, Compact)]
+    assert two.snapshot == [
+        *planned(first[:2]),
+        one.summary_id,
+        *planned(first[4:]),
+        *planned(later),
+    ]
+    assert two.superseded == [
+        message_id("s1", first_summary),
+        *planned(first[4:]),
+        *planned(later[:3]),
+    ]
+    assert two.commits
+
+
+def test_token_counts_of_every_message_give_the_tokens_before_and_after() -> None:
+    hermes = HermesHistory()
+    for n in (10, 20, 30):
+        hermes.say("user", f"{n} tokens", token_count=n)
+    hermes.compact(head=1, tail=0, text="short")
+    [compaction] = [unit for unit in plan(hermes).units if isinstance(unit, Compact)]
+    assert (compaction.tokens_before, compaction.tokens_after) == (60, None)  # summary uncounted
+
+
+# -- the failed-commit bug --------------------------------------------------------------------
+
+
+def test_copies_reinserted_while_their_originals_are_live_are_a_failed_attempt_not_messages() -> (
+    None
+):
+    hermes = HermesHistory()
+    rows = hermes.turns(6, "turn")
+    summary_row = hermes.compact(head=2, tail=2, text="attempt", commit=False)
+    more = hermes.turns(2, "more")
+    result = plan(hermes, last_compression_error="database is locked")
+    assert kinds(result) == ["Append"] * 6 + ["Fail"] + ["Append"] * 2
+    failed = result.units[6]
+    assert isinstance(failed, Fail)
+    assert failed.reason == f"Hermes in-place compaction (summary row {summary_row})"
+    assert failed.snapshot == planned(rows)
+    assert "the failed-commit bug, hermes-agent#99477" in failed.error
+    assert "head rows 7–8 (copies of 1–2), summary row 9, tail rows 10–11 (copies of 5–6)" in (
+        failed.error
+    )
+    assert "would have superseded 2 of the 6 active messages (rows 3–4)" in failed.error
+    assert failed.error.endswith("The session's last recorded compaction error: database is locked")
+    assert appended(result) == planned([*rows, *more])  # the copies and the summary dropped
+    assert (result.messages, result.active, result.committed, result.failed) == (8, 8, 0, 1)
+    assert (result.duplicates_dropped, result.repaired) == (4, True)
+    assert result.notes == [
+        "1 failed in-place compaction commits (hermes-agent#99477) recorded as failed "
+        "attempts; their 4 re-inserted copies and 1 uncommitted summaries (rows 9) were not "
+        "imported"
+    ]
+
+
+def test_a_failed_commit_archived_later_by_a_committed_one_is_still_a_failed_attempt() -> None:
+    hermes = HermesHistory()
+    rows = hermes.turns(6, "turn")
+    hermes.compact(head=2, tail=2, text="attempt one", commit=False)
+    more = hermes.turns(2, "more")
+    committed_row = hermes.compact(head=2, tail=2, text="attempt two")
+    result = plan(hermes)
+    assert kinds(result) == ["Append"] * 6 + ["Fail"] + ["Append"] * 2 + ["Compact"]
+    compaction = result.units[-1]
+    assert isinstance(compaction, Compact) and compaction.commits
+    assert compaction.summary_id == message_id("s1", committed_row)
+    assert compaction.superseded == planned(rows[2:])
+    assert compaction.replacement[:2] == planned(rows[:2])
+    assert compaction.replacement[3:] == planned(more)
+    assert (result.messages, result.active, result.duplicates_dropped) == (9, 5, 4)
+
+
+def test_repeated_failed_commits_are_one_failed_attempt_each() -> None:
+    hermes = HermesHistory()
+    hermes.turns(4, "turn")
+    for attempt in range(3):
+        hermes.compact(head=1, tail=1, text=f"attempt {attempt}", commit=False)
+    result = plan(hermes)
+    assert kinds(result) == ["Append"] * 4 + ["Fail"] * 3
+    assert {unit.snapshot == planned(range(1, 5)) for unit in result.units[4:]} == {True}
+    assert (result.failed, result.duplicates_dropped, result.active) == (3, 6, 4)
+
+
+# -- summaries without copies, rewinds, refusals ----------------------------------------------
+
+
+def test_a_summary_carrying_no_copies_over_live_rows_is_an_ordinary_message() -> None:
+    hermes = HermesHistory()  # a rotation child: its handoff summary, then the conversation
+    hermes.turns(2, "before")
+    handoff = hermes.say("user", SUMMARY.format("the parent session"), _compressed_summary=1)
+    hermes.turns(2, "after")
+    result = plan(hermes)
+    assert kinds(result) == ["Append"] * 5
+    assert message_id("s1", handoff) in appended(result)
+    assert result.committed == result.failed == 0
+
+
+def test_a_rewind_imports_the_undone_rows_then_supersedes_them_keeping_every_other() -> None:
+    hermes = HermesHistory()
+    kept = hermes.turns(4, "kept")
+    undone = hermes.rewind(2)
+    after = hermes.turns(2, "after")
+    result = plan(hermes)
+    assert kinds(result) == ["Append"] * 4 + ["Compact"] + ["Append"] * 2
+    rewind = result.units[4]
+    assert rewind == Compact(
+        reason="Hermes rewind (rows 3–4 undone)",
+        snapshot=planned(kept),
+        replacement=planned(kept[:2]),
+        superseded=planned(undone),
+        summary_id=None,
+        commits=True,
+    )
+    assert appended(result) == planned([*kept, *after])
+    assert (result.messages, result.active, result.committed) == (6, 4, 1)
+    assert result.notes == ["rows 3–4 were rewound in Hermes: imported, then superseded"]
+
+
+def test_a_compaction_the_store_would_refuse_is_planned_as_one_that_fails() -> None:
+    hermes = HermesHistory()
+    hermes.say("user", "run it")
+    hermes.say("assistant", "", tool_calls=CALL)
+    hermes.say("tool", "done", tool_call_id="c1", tool_name="t")
+    hermes.compact(head=1, tail=1, text="the tool result loses its call")
+    result = plan(hermes)
+    [compaction] = [unit for unit in result.units if isinstance(unit, Compact)]
+    assert compaction.commits is False
+    assert compaction.superseded == planned([2])
+    assert (result.committed, result.failed, result.active, result.messages) == (0, 1, 3, 3)
+    assert any("orphaned_tool_result" in note for note in result.notes)
+
+
+def test_a_row_the_store_cannot_take_is_left_out_with_a_note() -> None:
+    hermes = HermesHistory()
+    hermes.say("user", "fine")
+    bad = hermes.say("robot", "beep")
+    hermes.say("assistant", "also fine")
+    result = plan(hermes, problems=["session column x holds binary data; not imported"])
+    assert appended(result) == planned([1, 3])
+    assert result.notes[0] == "session column x holds binary data; not imported"
+    assert result.notes[1].startswith(f"row {bad} not imported: message role must be one of")
+
+
+def test_row_ranges_joins_consecutive_rows() -> None:
+    assert row_ranges([7, 1, 2, 3, 3, 9, 10]) == "1–3, 7, 9–10"
+    assert row_ranges([]) == ""

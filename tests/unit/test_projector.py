@@ -1,0 +1,298 @@
+"""The projector alone: what a batch of log entries does to the views (`ViewChanges`), read
+through the `ViewState` port from views kept in memory (support/views.py), with no SQL.
+
+Each batch is projected and then written to the memory views, as the SQL views write it,
+so that a later batch reads what an earlier one stored."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from transcripts.domain.transcript import Transcript, transcript_id
+from transcripts.projections.projector import LogEntry, Projector
+from transcripts.projections.rows import ActiveRow, AttemptRow, QuarantineRow, ViewChanges
+
+from support.events import collect, commit, entries, start
+from support.messages import TRIP, summary, turns
+from support.views import MemoryViews
+
+TRIP_ID = transcript_id("trip").hex
+
+
+@pytest.fixture
+def views() -> MemoryViews:
+    return MemoryViews()
+
+
+def project(views: MemoryViews, batch: list[LogEntry]) -> ViewChanges:
+    """Project one batch and write its changes to the views."""
+    changes = Projector(views).project(batch)
+    views.write(changes)
+    return changes
+
+
+def active_ids(views: MemoryViews, session_id: str = "trip") -> list[str]:
+    rows = views.active.get(session_id, [])
+    assert [row.position for row in rows] == list(range(1, len(rows) + 1))
+    return [row.message_id for row in rows]
+
+
+@pytest.fixture
+def trip() -> Transcript:
+    transcript = start("trip", source="cli", model="m")
+    transcript.append(TRIP)
+    return transcript
+
+
+# -- a healthy log ----------------------------------------------------------------------------
+
+
+def test_one_batch_holding_a_start_appends_and_a_compaction_makes_every_row_at_once(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    commit(trip, [TRIP[0], summary("sum"), TRIP[5]], compaction_id="cmp-1", tokens_before=9)
+    events = collect(trip)
+    changes = project(views, entries(events))
+    summary_id = events[-1].added[0]["id"]
+
+    assert changes.started == {TRIP_ID} and changes.erased == set()
+    row = changes.sessions[TRIP_ID]
+    assert (row.session_id, row.source, row.model, row.version) == ("trip", "cli", "m", 8)
+    assert (row.message_count, row.active_count, row.compactions_committed) == (7, 3, 1)
+    assert (row.started_at, row.last_event_at) == (events[0].timestamp, events[-1].timestamp)
+    history = list(changes.history_inserts.values())
+    assert [(h.seq, h.message_id) for h in history] == [
+        *((seq, f"m{seq}") for seq in range(1, 7)),
+        (7, summary_id),
+    ]
+    # Rows superseded in the batch that inserts them are inserted superseded.
+    assert [h.message_id for h in history if not h.active] == ["m2", "m3", "m4", "m5"]
+    assert {h.superseded_by for h in history if not h.active} == {"cmp-1"}
+    assert history[-1].added_by == "cmp-1" and history[-1].appended_version == 8
+    assert changes.superseded == []
+    assert changes.active_appends == []
+    assert changes.active_rewrites == {
+        "trip": [
+            ActiveRow("trip", 1, "m1", "system", TRIP[0]),
+            ActiveRow("trip", 2, summary_id, "system", {"id": summary_id, **summary("sum")}),
+            ActiveRow("trip", 3, "m6", "user", TRIP[5]),
+        ]
+    }
+    [attempt] = changes.attempts
+    assert attempt == AttemptRow(
+        compaction_id="cmp-1",
+        session_id="trip",
+        version=8,
+        status="committed",
+        reason="",
+        failure=None,
+        error=None,
+        based_on_version=7,
+        superseded_ids=["m2", "m3", "m4", "m5"],
+        added_ids=[summary_id],
+        superseded_count=4,
+        added_count=1,
+        tokens_before=9,
+        tokens_after=None,
+        at=events[-1].timestamp,
+    )
+    assert changes.quarantine == []
+
+
+def test_appends_to_a_session_the_views_hold_go_on_from_its_positions_and_seqs(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    project(views, entries(collect(trip)))
+    trip.append([{"id": "m7", **turns(1)[0]}, {"id": "m8", **turns(2)[1]}])
+    changes = project(views, entries(collect(trip), first=8))
+    assert changes.started == set()
+    assert [(a.position, a.message_id) for a in changes.active_appends] == [(7, "m7"), (8, "m8")]
+    assert [h.seq for h in changes.history_inserts.values()] == [7, 8]
+    row = changes.sessions[TRIP_ID]
+    assert (row.message_count, row.active_count, row.version) == (8, 8, 9)
+    assert active_ids(views) == [f"m{i}" for i in range(1, 9)]
+
+
+def test_a_compaction_in_a_later_batch_rewrites_the_stored_list_and_marks_the_stored_rows(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    project(views, entries(collect(trip)))
+    commit(trip, [summary(), TRIP[5]], compaction_id="cmp-1")
+    [event] = collect(trip)
+    changes = project(views, entries([event], first=8))
+    summary_id = event.added[0]["id"]
+    assert ("active", "trip") in views.loaded  # the stored active list, read to rewrite it
+    assert changes.superseded == [("cmp-1", "trip", f"m{i}") for i in range(1, 6)]
+    assert [(h.seq, h.message_id) for h in changes.history_inserts.values()] == [(7, summary_id)]
+    assert active_ids(views) == [summary_id, "m6"]
+    assert views.sessions[TRIP_ID].active_count == 2
+
+
+def test_a_failed_compaction_adds_a_failed_attempt_and_changes_no_message(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    project(views, entries(collect(trip)))
+    trip.fail_compaction(
+        compaction_id="cmp-f", based_on_version=7, failure="summarize_error", error="down",
+        reason="budget", would_supersede=["m1", "m2"], tokens_before=5,
+    )  # fmt: skip
+    changes = project(views, entries(collect(trip), first=8))
+    [attempt] = changes.attempts
+    assert (attempt.status, attempt.failure, attempt.error, attempt.reason) == (
+        "failed",
+        "summarize_error",
+        "down",
+        "budget",
+    )
+    assert (attempt.superseded_ids, attempt.superseded_count) == (["m1", "m2"], 2)
+    assert (attempt.added_ids, attempt.added_count, attempt.tokens_before) == ([], 0, 5)
+    assert changes.history_inserts == {} and changes.superseded == []
+    assert changes.active_appends == [] and changes.active_rewrites == {}
+    row = changes.sessions[TRIP_ID]
+    assert (row.compactions_failed, row.compactions_committed, row.version) == (1, 0, 8)
+
+
+def test_a_batch_reads_each_session_it_touches_once(views: MemoryViews, trip: Transcript) -> None:
+    project(views, entries(collect(trip)))
+    views.loaded.clear()
+    trip.append(turns(40))
+    project(views, entries(collect(trip), first=8))
+    assert views.loaded == [("session", TRIP_ID)]
+
+
+# -- entries the views cannot take ------------------------------------------------------------
+
+
+def test_an_undecodable_entry_is_quarantined_with_its_reason_and_flags_its_session(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    started, m1, m2, *_ = collect(trip)
+    broken = LogEntry(3, TRIP_ID, 3, Transcript.MessageAppended.TOPIC, undecodable="bad JSON")
+    changes = project(views, [*entries([started, m1]), broken, *entries([m2], first=4)])
+    assert changes.quarantine == [
+        QuarantineRow(3, TRIP_ID, "trip", 3, Transcript.MessageAppended.TOPIC, "bad JSON")
+    ]
+    assert changes.sessions[TRIP_ID].quarantined == 1
+    assert active_ids(views) == ["m1", "m2"]  # the batch goes on around it
+
+
+def test_an_event_of_a_session_never_started_is_quarantined_without_a_session(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    _, m1, *_ = collect(trip)
+    changes = project(views, entries([m1], first=2))
+    [quarantined] = changes.quarantine
+    assert (quarantined.session_id, quarantined.position) == (None, 2)
+    assert quarantined.reason == "an event of a session that has no Started event"
+    assert changes.sessions == {} and changes.history_inserts == {}
+
+
+def test_a_second_started_event_is_quarantined(views: MemoryViews, trip: Transcript) -> None:
+    started, *rest = collect(trip)
+    changes = project(views, entries([started, started, *rest]))
+    assert [(q.position, q.reason) for q in changes.quarantine] == [
+        (2, "a second Started event for one session")
+    ]
+    assert changes.sessions[TRIP_ID].message_count == 6
+
+
+def test_a_compaction_of_messages_that_are_not_active_is_quarantined_and_changes_nothing(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    commit(trip, [summary()], compaction_id="cmp-1")
+    started, m1, *_, compaction = collect(trip)
+    changes = project(views, entries([started, m1, compaction]))
+    [quarantined] = changes.quarantine
+    assert quarantined.reason.startswith("compaction of messages that are not active: ['m2'")
+    assert changes.attempts == [] and changes.superseded == []
+    assert [h.message_id for h in changes.history_inserts.values()] == ["m1"]
+    assert all(h.active for h in changes.history_inserts.values())
+    row = changes.sessions[TRIP_ID]
+    assert (row.compactions_committed, row.message_count, row.quarantined) == (0, 1, 1)
+    assert active_ids(views) == ["m1"]
+
+
+def test_a_malformed_event_is_quarantined_as_malformed(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    started, m1, m2, *_ = collect(trip)
+    damaged = dataclasses.replace(m2, message=["not", "an", "object"])
+    changes = project(views, entries([started, m1, damaged]))
+    [quarantined] = changes.quarantine
+    assert quarantined.reason.startswith("malformed event: ")
+    assert (quarantined.session_id, quarantined.version) == ("trip", 3)
+    assert active_ids(views) == ["m1"]
+
+
+# -- erasure ----------------------------------------------------------------------------------
+
+
+def test_a_tombstone_the_views_see_first_makes_the_erased_sessions_row(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    started, *_ = collect(trip)
+    tombstone = trip.erase()
+    changes = project(views, entries([tombstone], first=8))
+    assert changes.started == changes.erased == {TRIP_ID}
+    row = changes.sessions[TRIP_ID]
+    assert (row.session_id, row.source, row.model, row.parent_id, row.metadata) == (
+        "trip",
+        "cli",
+        "m",
+        None,
+        {},
+    )
+    assert row.started_at == started.timestamp
+    assert row.erased_at == row.last_event_at == tombstone.timestamp
+    assert (row.version, row.message_count, row.active_count) == (8, 0, 0)
+    assert changes.history_inserts == {} and changes.active_appends == []
+
+
+def test_a_tombstone_removes_the_stored_rows_of_its_session_and_no_other(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    other = start("other")
+    other.append(turns(2))
+    project(views, [*entries(collect(trip)), *entries(collect(other), first=8)])
+    changes = project(views, entries([trip.erase()], first=11))
+    assert changes.started == set() and changes.erased == {TRIP_ID}
+    assert views.sessions[TRIP_ID].erased_at is not None
+    assert active_ids(views) == []
+    assert len(active_ids(views, "other")) == 2
+
+
+def test_a_tombstone_in_the_batch_of_the_events_it_erased_drops_their_pending_rows(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    trip.fail_compaction(
+        compaction_id="cmp-f", based_on_version=7, failure="conflict", error="", reason="",
+        would_supersede=[],
+    )  # fmt: skip
+    events = collect(trip)
+    other = start("other")
+    other.append(turns(1))
+    broken = LogEntry(9, TRIP_ID, 9, Transcript.MessageAppended.TOPIC, undecodable="bad")
+    batch = [*entries(events), *entries(collect(other), first=9), broken]
+    changes = project(views, [*batch, *entries([trip.erase()], first=12)])
+    assert {key[0] for key in changes.history_inserts} == {"other"}
+    assert changes.attempts == [] and changes.quarantine == []
+    assert changes.erased == {TRIP_ID}
+    assert active_ids(views) == [] and len(active_ids(views, "other")) == 1
+    assert changes.sessions[TRIP_ID].erased_at is not None
+
+
+def test_an_event_after_the_tombstone_is_quarantined(views: MemoryViews, trip: Transcript) -> None:
+    _, m1, *_ = collect(trip)
+    tombstone = trip.erase()
+    project(views, entries([tombstone], first=8))
+    late = dataclasses.replace(m1, originator_version=9)
+    again = dataclasses.replace(tombstone, originator_version=10)
+    changes = project(views, entries([late, again], first=9))
+    assert [q.reason for q in changes.quarantine] == [
+        "an event of an erased session",
+        "a second Erased event for one session",
+    ]
+    assert changes.history_inserts == {}
+    assert views.sessions[TRIP_ID].message_count == 0

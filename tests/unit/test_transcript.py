@@ -1,0 +1,403 @@
+"""The Transcript aggregate alone: each command checks its rules before it triggers anything,
+the events it triggers say what happened, and their replay rebuilds the same state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from transcripts.domain.compaction import (
+    CONFLICT,
+    INVALID_REPLACEMENT,
+    ORPHANED_TOOL_RESULT,
+    CompactionRejected,
+)
+from transcripts.domain.errors import (
+    InvalidMessageError,
+    MessageConflictError,
+    SessionErasedError,
+    TranscriptError,
+)
+from transcripts.domain.transcript import Transcript, transcript_id
+
+from support.events import collect, commit, replay, start
+from support.messages import TRIP, summary, tool_exchange, turns
+
+
+def appended(messages: list[dict], session_id: str = "s") -> Transcript:
+    """A transcript holding `messages`, its events collected."""
+    transcript = start(session_id)
+    transcript.append(messages)
+    collect(transcript)
+    return transcript
+
+
+def ids(n: int, prefix: str = "m") -> list[dict]:
+    return [{"id": f"{prefix}{i}", **message} for i, message in enumerate(turns(n), 1)]
+
+
+# -- start ------------------------------------------------------------------------------------
+
+
+def test_start_records_the_session_in_a_started_event_under_an_id_derived_from_it() -> None:
+    transcript = start("s1", source="cli", model="m", parent_id="s0", metadata={"cwd": "/"})
+    [started] = collect(transcript)
+    assert isinstance(started, Transcript.Started)
+    assert (started.session_id, started.source, started.model, started.parent_id) == (
+        "s1",
+        "cli",
+        "m",
+        "s0",
+    )
+    assert started.metadata == {"cwd": "/"}
+    assert started.originator_id == transcript_id("s1")
+    assert transcript_id("s1") != transcript_id("s2")
+    assert started.originator_version == 1
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"session_id": ""},
+        {"session_id": 7},
+        {"source": None},
+        {"model": 3},
+        {"parent_id": ["s0"]},
+        {"metadata": ["not", "an", "object"]},
+        {"metadata": {"n": float("nan")}},
+        {"source": "a\x00b"},
+        {"session_id": "\ud800"},
+    ],
+    ids=[
+        "an empty id",
+        "an id that is no text",
+        "no source",
+        "a model that is no text",
+        "a parent that is no text",
+        "metadata that is no object",
+        "metadata that is no JSON",
+        "a NUL in the source",
+        "a lone surrogate in the id",
+    ],
+)
+def test_start_refuses_what_no_backend_can_store(fields: dict[str, Any]) -> None:
+    given = {"session_id": "s", "source": "api", "model": None, "parent_id": None, "metadata": {}}
+    given |= fields
+    session_id = given.pop("session_id")
+    with pytest.raises(TranscriptError):
+        Transcript.start(session_id, **given)
+
+
+def test_started_with_tells_the_same_start_from_another() -> None:
+    transcript = start("s", source="cli", metadata={"a": 1})
+    assert transcript.started_with(source="cli", model=None, parent_id=None, metadata={"a": 1})
+    assert not transcript.started_with(source="cli", model="m", parent_id=None, metadata={"a": 1})
+    assert not transcript.started_with(source="cli", model=None, parent_id=None, metadata={})
+
+
+# -- append -----------------------------------------------------------------------------------
+
+
+def test_append_keeps_given_ids_makes_up_the_missing_ones_and_returns_every_message_stored() -> (
+    None
+):
+    transcript = appended([])
+    stored = transcript.append([{"id": "q", "role": "user", "content": "hi"}, *turns(1, "a")])
+    events = collect(transcript)
+    assert stored[0] == {"id": "q", "role": "user", "content": "hi"}
+    assert stored[1]["id"].startswith("msg_") and stored[1]["content"] == "a 0"
+    assert [type(event) for event in events] == [Transcript.MessageAppended] * 2
+    assert [event.message_id for event in events] == [m["id"] for m in stored]
+    assert events[0].message == {"role": "user", "content": "hi"}  # the id is held apart
+    assert transcript.active == [m["id"] for m in stored]
+
+
+def test_appending_a_stored_id_with_the_same_content_again_triggers_nothing() -> None:
+    transcript = appended(ids(2))
+    again = transcript.append([*ids(2), {"id": "m3", "role": "user", "content": "new"}])
+    assert [event.message_id for event in collect(transcript)] == ["m3"]
+    assert again == [*ids(2), {"id": "m3", "role": "user", "content": "new"}]
+    assert transcript.active == ["m1", "m2", "m3"]
+
+
+def test_a_stored_id_given_with_other_content_refuses_the_whole_call_before_any_event() -> None:
+    transcript = appended(ids(2))
+    with pytest.raises(MessageConflictError) as raised:
+        transcript.append(
+            [{"id": "new", "role": "user", "content": "fine"}, {**ids(1)[0], "content": "edited"}]
+        )
+    assert (raised.value.session_id, raised.value.message_id) == ("s", "m1")
+    assert collect(transcript) == []
+    assert transcript.active == ["m1", "m2"]
+
+
+def test_one_call_giving_an_id_twice_stores_it_once_or_refuses_two_contents() -> None:
+    transcript = appended([])
+    message = {"id": "x", "role": "user", "content": "once"}
+    assert transcript.append([message, message]) == [message, message]
+    assert len(collect(transcript)) == 1
+    with pytest.raises(MessageConflictError):
+        transcript.append([{"id": "y", **summary("a")}, {"id": "y", **summary("b")}])
+    assert collect(transcript) == []
+
+
+def test_an_invalid_message_refuses_the_whole_call() -> None:
+    transcript = appended([])
+    with pytest.raises(InvalidMessageError):
+        transcript.append([*turns(2), {"role": "robot", "content": "?"}])
+    assert collect(transcript) == [] and transcript.active == []
+
+
+# -- commit_compaction ------------------------------------------------------------------------
+
+
+def test_a_commit_puts_the_replacement_first_and_supersedes_what_it_does_not_keep() -> None:
+    transcript = appended(ids(4))
+    kept = ids(4)[3]
+    plan = transcript.commit_compaction(
+        compaction_id="cmp-1",
+        based_on_version=transcript.version,
+        snapshot=["m1", "m2", "m3", "m4"],
+        replacement=[summary(), kept],
+        reason="over budget",
+        tokens_before=900,
+        tokens_after=100,
+    )
+    [event] = collect(transcript)
+    assert isinstance(event, Transcript.CompactionCommitted)
+    (new,) = event.added
+    assert new["message"] == summary() and new["id"].startswith("msg_")
+    assert (event.superseded, event.kept, event.order) == (
+        ["m1", "m2", "m3"],
+        ["m4"],
+        [new["id"], "m4"],
+    )
+    assert (event.based_on_version, event.reason) == (5, "over budget")
+    assert (event.tokens_before, event.tokens_after) == (900, 100)
+    assert plan.superseded == event.superseded
+    assert transcript.active == [new["id"], "m4"]
+    assert transcript.last_commit_version == event.originator_version == 6
+
+
+def test_messages_appended_after_the_attempt_began_stay_after_the_replacement() -> None:
+    transcript = appended(ids(3))
+    based_on, snapshot = transcript.version, list(transcript.active)
+    transcript.append([{"id": "late", "role": "user", "content": "meanwhile"}])
+    commit(transcript, [summary()], based_on_version=based_on, snapshot=snapshot)
+    [_, event] = collect(transcript)
+    assert event.superseded == ["m1", "m2", "m3"]
+    assert transcript.active == [*event.order, "late"]
+
+
+def test_an_attempt_begun_before_another_commit_is_rejected_as_a_conflict() -> None:
+    transcript = appended(ids(3))
+    begun, snapshot = transcript.version, list(transcript.active)
+    commit(transcript, [summary("first"), ids(3)[2]], compaction_id="cmp-first")
+    collect(transcript)
+    with pytest.raises(CompactionRejected) as rejected:
+        commit(
+            transcript,
+            [summary("late"), ids(3)[0]],
+            compaction_id="cmp-late",
+            based_on_version=begun,
+            snapshot=snapshot,
+        )
+    assert rejected.value.failure == CONFLICT
+    assert "another compaction committed at version 5" in rejected.value.error
+    assert rejected.value.would_supersede == ["m2", "m3"]  # what it would have superseded
+    assert collect(transcript) == []
+
+
+def test_an_attempt_begun_right_after_a_commit_is_no_conflict() -> None:
+    transcript = appended(ids(3))
+    commit(transcript, [summary("first")], compaction_id="cmp-first")
+    commit(transcript, [summary("second")], compaction_id="cmp-second")
+    first, second = collect(transcript)
+    assert second.based_on_version == first.originator_version
+    assert transcript.active == second.order
+
+
+INVALID = {
+    "an id the snapshot does not hold": [
+        summary(),
+        {"id": "never", "role": "user", "content": "x"},
+    ],
+    "a kept message edited": [summary(), {"id": "m2", "role": "assistant", "content": "edited"}],
+    "a message kept twice": [ids(2)[0], ids(2)[0]],
+    "an invalid message": [summary(), {"role": "robot"}],
+    "a lone message, not a list": summary(),
+    "a string": "summary",
+}
+
+
+@pytest.mark.parametrize("replacement", INVALID.values(), ids=INVALID.keys())
+def test_an_invalid_replacement_is_rejected_and_triggers_nothing(replacement: object) -> None:
+    transcript = appended(ids(2))
+    with pytest.raises(CompactionRejected) as rejected:
+        commit(transcript, replacement)  # type: ignore[arg-type]
+    assert rejected.value.failure == INVALID_REPLACEMENT
+    assert rejected.value.would_supersede == ["m1", "m2"]
+    assert collect(transcript) == []
+    assert transcript.active == ["m1", "m2"]
+
+
+def test_a_replacement_keeping_a_tool_result_without_its_call_is_rejected_as_orphaned() -> None:
+    transcript = appended(TRIP)
+    with pytest.raises(CompactionRejected) as rejected:
+        commit(transcript, [summary(), TRIP[4], TRIP[5]])
+    assert rejected.value.failure == ORPHANED_TOOL_RESULT
+    assert "'m5'" in rejected.value.error and "'m4'" in rejected.value.error
+    assert rejected.value.would_supersede == ["m1", "m2", "m3", "m4"]
+    assert collect(transcript) == []
+
+
+def test_a_tool_result_appended_after_the_attempt_began_keeps_its_call_from_going() -> None:
+    call, result = tool_exchange("call_9")
+    transcript = appended([{"id": "q", **turns(1)[0]}, {"id": "c", **call}])
+    based_on, snapshot = transcript.version, list(transcript.active)
+    transcript.append([{"id": "r", **result}])
+    with pytest.raises(CompactionRejected) as rejected:
+        commit(transcript, [summary()], based_on_version=based_on, snapshot=snapshot)
+    assert rejected.value.failure == ORPHANED_TOOL_RESULT
+    commit(
+        transcript, [summary(), {"id": "c", **call}], based_on_version=based_on, snapshot=snapshot
+    )
+    assert transcript.active[1:] == ["c", "r"]
+
+
+def test_superseding_a_call_together_with_its_result_commits() -> None:
+    transcript = appended(TRIP)
+    commit(transcript, [summary(), TRIP[5]])
+    [event] = collect(transcript)
+    assert event.superseded == ["m1", "m2", "m3", "m4", "m5"]
+
+
+def test_a_snapshot_that_is_not_the_start_of_the_active_list_is_an_error() -> None:
+    transcript = appended(ids(3))
+    with pytest.raises(TranscriptError, match="snapshot is not this transcript's active list"):
+        commit(transcript, [summary()], snapshot=["m2", "m3"])
+    assert collect(transcript) == []
+
+
+def test_a_settled_compaction_id_can_neither_commit_nor_fail_again() -> None:
+    transcript = appended(ids(2))
+    commit(transcript, [summary()], compaction_id="cmp-1")
+    with pytest.raises(TranscriptError, match="already committed or failed"):
+        commit(transcript, [summary()], compaction_id="cmp-1")
+    with pytest.raises(TranscriptError, match="already committed or failed"):
+        transcript.fail_compaction(
+            compaction_id="cmp-1", based_on_version=1, failure="x", error="e", reason="",
+            would_supersede=[],
+        )  # fmt: skip
+    assert len(collect(transcript)) == 1
+
+
+# -- fail_compaction --------------------------------------------------------------------------
+
+
+def test_a_failed_compaction_is_recorded_and_changes_nothing_else() -> None:
+    transcript = appended(ids(2))
+    transcript.fail_compaction(
+        compaction_id="cmp-f",
+        based_on_version=3,
+        failure="summarize_error",
+        error="timed out\x00 \udcff",
+        reason="over\x00budget",
+        would_supersede=["m1"],
+        tokens_before=50,
+    )
+    [event] = collect(transcript)
+    assert isinstance(event, Transcript.CompactionFailed)
+    assert (event.failure, event.would_supersede, event.tokens_before) == (
+        "summarize_error",
+        ["m1"],
+        50,
+    )
+    assert event.error == "timed out\\x00 \\udcff"  # storable text: NUL and surrogates escaped
+    assert event.reason == "over\\x00budget"
+    assert transcript.active == ["m1", "m2"]
+    assert transcript.last_commit_version == 0
+    assert "cmp-f" in transcript.compaction_ids
+
+
+# -- erase ------------------------------------------------------------------------------------
+
+
+def test_erase_triggers_a_tombstone_with_what_the_session_held() -> None:
+    transcript = appended(ids(3), session_id="gone")
+    commit(transcript, [summary()], compaction_id="cmp-1")
+    transcript.fail_compaction(
+        compaction_id="cmp-2", based_on_version=5, failure="conflict", error="e", reason="",
+        would_supersede=[],
+    )  # fmt: skip
+    collect(transcript)
+    tombstone = transcript.erase()
+    assert collect(transcript) == [tombstone]
+    assert (tombstone.session_id, tombstone.source, tombstone.model) == ("gone", "api", None)
+    assert tombstone.started_at == transcript.created_on
+    assert tombstone.messages == 4  # three appended and the summary
+    assert (tombstone.compactions_committed, tombstone.compactions_failed) == (1, 1)
+    assert transcript.active == [] and transcript.hashes == {} and transcript.metadata == {}
+
+
+def test_an_erased_transcript_refuses_every_command() -> None:
+    transcript = appended(ids(1))
+    transcript.erase()
+    commands = [
+        lambda: transcript.append(turns(1)),
+        lambda: commit(transcript, [summary()], snapshot=[]),
+        lambda: transcript.fail_compaction(
+            compaction_id="c",
+            based_on_version=1,
+            failure="x",
+            error="",
+            reason="",
+            would_supersede=[],
+        ),  # fmt: skip
+        lambda: transcript.started_with(source="api", model=None, parent_id=None, metadata={}),
+    ]
+    for command in commands:
+        with pytest.raises(SessionErasedError, match="'s' was erased at"):
+            command()
+
+
+def test_erasing_again_triggers_nothing_and_returns_the_first_tombstone() -> None:
+    transcript = appended(ids(1))
+    first = transcript.erase()
+    collect(transcript)
+    assert transcript.erase() is first
+    assert collect(transcript) == []
+
+
+def test_the_tombstone_replays_as_the_first_and_only_event_into_an_erased_transcript() -> None:
+    transcript = appended(ids(2), session_id="gone")
+    tombstone = transcript.erase()
+    replayed = replay([tombstone])  # the erasure deleted every earlier event
+    assert (replayed.session_id, replayed.source) == ("gone", "api")
+    assert replayed.version == tombstone.originator_version == 4
+    assert replayed.id == transcript_id("gone")
+    assert replayed.erasure == tombstone
+    with pytest.raises(SessionErasedError):
+        replayed.append(turns(1))
+
+
+# -- replay -----------------------------------------------------------------------------------
+
+
+def test_replaying_the_events_rebuilds_the_active_list_hashes_and_fencing_state() -> None:
+    transcript = start("s")
+    transcript.append(TRIP)
+    commit(transcript, [summary(), *TRIP[3:]], compaction_id="cmp-1")
+    transcript.append(ids(1, prefix="after"))
+    transcript.fail_compaction(
+        compaction_id="cmp-2", based_on_version=9, failure="summarize_error", error="e",
+        reason="", would_supersede=[],
+    )  # fmt: skip
+    replayed = replay(collect(transcript))
+    assert replayed.active == transcript.active
+    assert replayed.hashes == transcript.hashes
+    assert (replayed.calls, replayed.answers) == (transcript.calls, transcript.answers)
+    assert replayed.last_commit_version == transcript.last_commit_version == 8
+    assert replayed.compaction_ids == {"cmp-1", "cmp-2"}
+    assert replayed.version == transcript.version == 10
