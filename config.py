@@ -3,8 +3,8 @@
 - `TRANSCRIPTS_URL`: the store URL when none is given (else `default_path()`, a SQLite file
   under the user's data directory). Which URLs work is up to the storage backends (see
   `application.storage`).
-- `TRANSCRIPTS_LOCK_TIMEOUT` (seconds, default 30): how long a write waits for the
-  database lock before it fails with StorageError.
+- `TRANSCRIPTS_LOCK_TIMEOUT` (seconds, default 30, at most a day): how long a call waits
+  for the database lock, or retries a dropped connection, before it fails with StorageError.
 - `TRANSCRIPTS_CIPHER_KEY`: encrypt the store at rest (AES-GCM) with this key, made by
   `transcripts generate-key`; needs the `encryption` extra. A store is encrypted, or not,
   from its creation (see `adapters/storage/sealing.py`).
@@ -28,6 +28,7 @@ from .domain.errors import EncryptionKeyError, StorageError
 URL_VARIABLE = "TRANSCRIPTS_URL"
 LOCK_TIMEOUT_VARIABLE = "TRANSCRIPTS_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 30.0
+MAX_LOCK_TIMEOUT = 86_400  # a day
 CIPHER_KEY_VARIABLE = "TRANSCRIPTS_CIPHER_KEY"
 CIPHER_KEY_SIZES = (16, 24, 32)  # bytes: AES-128, AES-192, AES-256
 
@@ -61,6 +62,8 @@ def new_cipher_key() -> str:
 
 def _cipher_key(given: str | None) -> str | None:
     """The key given, else the environment's; checked to be a key `generate-key` makes."""
+    if given is not None and not isinstance(given, str):
+        raise EncryptionKeyError(f"a cipher key is a string (base64): {type(given).__name__}")
     key = given if given is not None else os.environ.get(CIPHER_KEY_VARIABLE)
     if not key:
         return None
@@ -79,14 +82,16 @@ def _cipher_key(given: str | None) -> str | None:
 def _lock_timeout(given: float | None) -> float:
     if given is not None:
         value: object = given
+        if isinstance(given, bool) or not isinstance(given, (int, float)):
+            raise StorageError(f"the lock timeout is a number of seconds: {given!r}")
     else:
         value = os.environ.get(LOCK_TIMEOUT_VARIABLE) or DEFAULT_LOCK_TIMEOUT
     try:
         timeout = float(value)  # type: ignore[arg-type]
-    except ValueError:
+    except (ValueError, OverflowError):
         raise StorageError(
             f"{LOCK_TIMEOUT_VARIABLE} must be a number of seconds: {value!r}"
         ) from None
-    if timeout <= 0:
-        raise StorageError(f"the lock timeout must be positive: {timeout}")
+    if not 0 < timeout <= MAX_LOCK_TIMEOUT:  # NaN too
+        raise StorageError(f"the lock timeout is from 0 to {MAX_LOCK_TIMEOUT:,} seconds: {value!r}")
     return timeout

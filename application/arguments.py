@@ -9,7 +9,7 @@ unknown id.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..domain.errors import SessionNotFoundError, TranscriptError
@@ -74,6 +74,11 @@ def function(value: object, name: str) -> Callable[..., Any]:
     if not callable(value):
         raise TranscriptError(f"{name} must be callable: {value!r}")
     return value
+
+
+def is_list(value: object) -> bool:
+    """Whether `value` is a sequence of items (not a string, bytes or a mapping)."""
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray))
 
 
 def stop_event(value: object) -> threading.Event:

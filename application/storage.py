@@ -105,6 +105,8 @@ class StoreConfig:
         """`url` (else `$TRANSCRIPTS_URL`, else the default file) with the settings given
         (else the environment's)."""
         settings = Settings.resolve(lock_timeout=lock_timeout, cipher_key=cipher_key)
+        if url is not None and not isinstance(url, str):
+            raise StorageError(f"a store URL is a string: {url!r}")
         url = url or default_url()
         backend = backend_for(url)
         location = backend.locate(url)

@@ -53,6 +53,8 @@ class TranscriptStore:
     """An append-only, event-sourced store of agent transcripts."""
 
     def __init__(self, config: StoreConfig, *, projector: type[Projector] = Projector) -> None:
+        if not (isinstance(projector, type) and issubclass(projector, Projector)):
+            raise TranscriptError(f"projector must be a Projector class: {projector!r}")
         backend = config.backend
         backend.prepare(config)
         self.config = config
@@ -181,6 +183,8 @@ class TranscriptStore:
         """
         if not isinstance(error, (BaseException, str)):
             raise TranscriptError(f"error must be an exception or a string: {error!r}")
+        if replacement is not None and not arguments.is_list(replacement):
+            raise TranscriptError(f"a replacement is a list of messages or None: {replacement!r}")
         arguments.text(failure, "failure")
         arguments.text(reason, "reason")
         return self._compactions.fail(
