@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-
-from transcripts import TranscriptStore, TranscriptError
+from transcripts import TranscriptError, TranscriptStore
 
 POSTGRES_VARIABLE = "TRANSCRIPTS_TEST_POSTGRES_URL"
 POSTGRES_SERVER = os.environ.get(POSTGRES_VARIABLE)
@@ -74,7 +73,6 @@ def sqlite_connection(url: str) -> Iterator[sqlite3.Connection]:
 
 def postgres_connection(url: str, **kwargs: Any) -> Any:
     import psycopg
-
     from transcripts.config import StoreConfig
 
     location = StoreConfig.from_url(url).postgres

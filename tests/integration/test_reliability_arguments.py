@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-
 from transcripts import (
     CompactionResult,
     InvalidMessageError,
@@ -174,7 +173,10 @@ for kind, value in NOT_CALLABLE.items():
     add(f"compact: summarize is {kind}", lambda st, a, v=value: st.compact(S, v))
 for kind, value in NOT_TEXT.items():
     if value is not None:
-        add(f"compact: reason is {kind}", lambda st, a, v=value: st.compact(S, lambda m: m, reason=v))
+        add(
+            f"compact: reason is {kind}",
+            lambda st, a, v=value: st.compact(S, lambda m: m, reason=v),
+        )
 
 # -- commit_compaction / fail_compaction ---------------------------------------------------
 NOT_ATTEMPTS = {
@@ -224,7 +226,13 @@ for side in ("tokens_before", "tokens_after"):
         REFUSE_OR_ACCEPT,
         _audited(side, BIG),
     )
-for kind, value in {"None": None, "an int": 5, "a list": ["e"], "a dict": {"e": 1}, "bytes": b"e"}.items():
+for kind, value in {
+    "None": None,
+    "an int": 5,
+    "a list": ["e"],
+    "a dict": {"e": 1},
+    "bytes": b"e",
+}.items():
     add(f"fail_compaction: error is {kind}", lambda st, a, v=value: st.fail_compaction(a, v))
 for kind, value in {
     "None": None,
@@ -261,7 +269,9 @@ for kind, value in {"2**63": BIG, "2**70": HUGE}.items():
 
 # -- projections -----------------------------------------------------------------------------
 for kind, value in {"an int": 5, "a string": "progress", "a list": []}.items():
-    add(f"rebuild_projections: progress is {kind}", lambda st, a, v=value: st.rebuild_projections(v))
+    add(
+        f"rebuild_projections: progress is {kind}", lambda st, a, v=value: st.rebuild_projections(v)
+    )
     add(
         f"catch_up_projections: progress is {kind}",
         lambda st, a, v=value: st.catch_up_projections(v),

@@ -16,7 +16,6 @@ import random
 from typing import Any
 
 import pytest
-
 from transcripts import InvalidMessageError, TranscriptError, TranscriptStore
 
 from .reliability_support import is_postgres, log_rows, seen

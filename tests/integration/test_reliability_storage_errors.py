@@ -24,11 +24,9 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
-
 from transcripts import (
     CompactionResult,
     StorageError,
@@ -75,7 +73,9 @@ def behind(sqlite_url: str) -> Iterator[tuple[TranscriptStore, Any]]:
     and compacted after it opened. Also an attempt it began before that."""
     with TranscriptStore.open(sqlite_url) as writer:
         writer.start(S)
-        writer.append(S, [{"id": f"m{i}", "role": "user", "content": f"hello {i}"} for i in range(3)])
+        writer.append(
+            S, [{"id": f"m{i}", "role": "user", "content": f"hello {i}"} for i in range(3)]
+        )
     reader = TranscriptStore.open(sqlite_url, lock_timeout=LOCK_TIMEOUT)
     try:
         attempt = reader.begin_compaction(S)

@@ -55,7 +55,9 @@ def worker(store: TranscriptStore, n: int, start: threading.Barrier, deadline: f
                 ledger.appended.setdefault(session, []).append(message_id)
                 ledger.calls += 1
             if i % 3 == 0:
-                live = store.sync(own, [{"id": f"t{n}-{i}-sync", "role": "assistant", "content": "hi"}])
+                live = store.sync(
+                    own, [{"id": f"t{n}-{i}-sync", "role": "assistant", "content": "hi"}]
+                )
                 ledger.appended.setdefault(own, []).append(f"t{n}-{i}-sync")
                 assert f"t{n}-{i}-sync" in [m["id"] for m in live]
             if i % 5 == 0:

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from transcripts import CompactionAttempt, CompactionResult, StorageError, TranscriptStore
 
 from .reliability_support import (
@@ -179,7 +178,9 @@ def test_the_other_sessions_read_and_write_as_ever(damaged: Damaged) -> None:
         assert {h["message_id"] for h in store.search("well", session_id=WELL)} == {"w0", "w1"}
 
 
-@pytest.mark.parametrize("args", [("show", SICK), ("events", SICK), ("history", SICK)], ids=" ".join)
+@pytest.mark.parametrize(
+    "args", [("show", SICK), ("events", SICK), ("history", SICK)], ids=" ".join
+)
 def test_the_command_line_prints_one_line_naming_the_version_and_exits_1(
     damaged: Damaged, args: tuple[str, ...]
 ) -> None:

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from transcripts import StorageError, TranscriptStore
 from transcripts.projections.projector import Projector
 

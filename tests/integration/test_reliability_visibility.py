@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from transcripts import InvalidMessageError, TranscriptStore
 
 from .reliability_support import POSTGRES_SERVER, exported, search_available
@@ -128,7 +127,11 @@ SHAPES: dict[str, tuple[dict[str, Any], list[str]]] = {
     "unicode": (
         {
             "role": "user",
-            "content": ["Grüße aus Köln 東京 🦄", "tapirissimo façade", {"type": "text", "text": "ñ"}],
+            "content": [
+                "Grüße aus Köln 東京 🦄",
+                "tapirissimo façade",
+                {"type": "text", "text": "ñ"},
+            ],
             "name": "ユーザー",
         },
         ["tapirissimo"],
@@ -244,7 +247,9 @@ def test_a_session_holding_a_message_of_any_shape_compacts_and_stays_verified(
     again = store.compact(SESSION, lambda messages: [messages[0]], reason="again")
     assert again.committed, (again.failure, again.error)
     assert store.active(SESSION) == [new_summary]
-    assert store.explain(SESSION, stored["id"])["superseded"]["compaction_id"] == again.compaction_id
+    assert (
+        store.explain(SESSION, stored["id"])["superseded"]["compaction_id"] == again.compaction_id
+    )
     store.rebuild_projections()
     assert store.active(SESSION) == [new_summary]
     assert store.verify_projections().ok
@@ -305,8 +310,9 @@ _scalars = (
 )
 json_values = st.recursive(
     _scalars,
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
     max_leaves=10,
 )
 parts = st.lists(
@@ -373,9 +379,7 @@ def test_any_json_message_is_refused_whole_or_visible_exactly_as_given(
 
     def check(session_id: str, stored: dict[str, Any]) -> None:
         assert [canonical(m) for m in store.active(session_id)] == [canonical(stored)]
-        assert [canonical(h["message"]) for h in store.history(session_id)] == [
-            canonical(stored)
-        ]
+        assert [canonical(h["message"]) for h in store.history(session_id)] == [canonical(stored)]
         (summary,) = [s for s in store.sessions() if s["id"] == session_id]
         assert (summary["messages"], summary["active"], summary["quarantined"]) == (1, 1, 0)
         # this session's problems only: an earlier example's would fail every later one
