@@ -66,7 +66,7 @@ class Outcome:
 
 def _error_key(error: BaseException) -> str:
     text = " ".join(str(error).split())
-    return f"{type(error).__name__}: {text[:80]}"
+    return f"{type(error).__name__}: {text[:110]}"
 
 
 def _open(url: str, lock_timeout: float | None) -> TranscriptStore:

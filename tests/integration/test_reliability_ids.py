@@ -142,8 +142,9 @@ def test_a_message_id_one_character_over_the_maximum_is_refused_on_every_backend
     assert store.verify_projections().ok
 
 
-def test_the_maximum_is_the_same_whatever_the_backend(store_url: str) -> None:
-    """One constant; and the longest id stored on this backend reads back byte for byte."""
+def test_ids_of_the_maximum_length_read_back_byte_for_byte_after_reopening(
+    store_url: str,
+) -> None:
     length = max_id_length()
     session_id, message_id = random_id(length, 41), random_id(length, 42)
     with TranscriptStore.open(store_url) as store:
