@@ -1,0 +1,200 @@
+"""A session with a stored event that cannot be decoded: every public call on it raises
+`StorageError` naming the event's version, and changes nothing; `forget` alone succeeds and
+erases the session, that event included, leaving only the tombstone. The command line prints
+one line and exits 1 (`show`, `events`), and `forget --yes` erases it.
+
+Two kinds of damage, made with plain SQL on the stored log (SQLite: `stored_events`;
+PostgreSQL: `transcripts_events`):
+- damaged state bytes of a message that the views had projected (version 3), then a rebuild;
+- an unknown topic on the newest event (version 5), `transcripts:Transcript.FutureEvent`:
+  what a newer release of transcript-store might write, appended by another store after
+  this one began its compaction attempts.
+Other sessions read and write as ever.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from transcripts import CompactionAttempt, CompactionResult, StorageError, TranscriptStore
+
+from .reliability_support import (
+    DURABLE_BACKENDS,
+    corrupt_event,
+    durable_url,
+    error_line,
+    log_rows,
+    run_cli,
+    session_log,
+)
+
+SICK, WELL = "sick", "well"
+FUTURE_TOPIC = "transcripts:Transcript.FutureEvent"
+KINDS = {
+    "damaged state bytes": 3,  # the version damaged
+    "an unknown topic": 5,
+}
+
+
+@dataclass
+class Damaged:
+    url: str
+    kind: str
+    version: int  # the version that cannot be decoded
+    writer: TranscriptStore  # the store that began the attempts, before the damage
+    commit_attempt: CompactionAttempt
+    fail_attempt: CompactionAttempt
+
+
+@pytest.fixture(params=DURABLE_BACKENDS)
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return durable_url(request.param, tmp_path, request)
+
+
+@pytest.fixture(params=list(KINDS))
+def damaged(request: pytest.FixtureRequest, url: str) -> Iterator[Damaged]:
+    kind = request.param
+    writer = TranscriptStore.open(url)
+    try:
+        writer.start(SICK, source="test")
+        for i in range(3):  # versions 2, 3, 4
+            writer.append(SICK, [{"id": f"s{i}", "role": "user", "content": f"sick {i}"}])
+        writer.start(WELL)
+        writer.append(WELL, [{"id": "w0", "role": "user", "content": "well 0"}])
+        commit_attempt = writer.begin_compaction(SICK)
+        fail_attempt = writer.begin_compaction(SICK)
+        with TranscriptStore.open(url) as other:  # version 5, written by another store
+            other.append(SICK, [{"id": "s3", "role": "user", "content": "sick 3"}])
+        version = KINDS[kind]
+        if kind == "damaged state bytes":
+            corrupt_event(url, SICK, version, state=b"not json")
+        else:
+            corrupt_event(url, SICK, version, topic=FUTURE_TOPIC)
+        with TranscriptStore.open(url) as reader:
+            reader.rebuild_projections()  # the views quarantine what they cannot decode
+        yield Damaged(url, kind, version, writer, commit_attempt, fail_attempt)
+    finally:
+        writer.close()
+
+
+def names_the_version(error: BaseException | str, version: int) -> bool:
+    return f"version {version}" in str(error)
+
+
+def summarize(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"role": "system", "content": "summary"}]
+
+
+CALLS: dict[str, Callable[[TranscriptStore], object]] = {
+    "start with the same arguments": lambda s: s.start(SICK, source="test"),
+    "append": lambda s: s.append(SICK, [{"id": "new", "role": "user", "content": "more"}]),
+    "sync": lambda s: s.sync(SICK, [{"id": "new", "role": "user", "content": "more"}]),
+    "active": lambda s: s.active(SICK),
+    "active_at the last version": lambda s: s.active_at(SICK, 5),
+    "history": lambda s: s.history(SICK),
+    "compactions": lambda s: s.compactions(SICK),
+    "events": lambda s: s.events(SICK),
+    "explain": lambda s: s.explain(SICK, "s0"),
+    "begin_compaction": lambda s: s.begin_compaction(SICK),
+    "compact": lambda s: s.compact(SICK, summarize, reason="r"),
+    "search in the session": lambda s: s.search("sick", session_id=SICK),
+}
+
+
+@pytest.mark.parametrize("call", CALLS)
+def test_every_call_on_a_session_with_an_undecodable_event_is_a_storage_error_naming_it(
+    damaged: Damaged, call: str
+) -> None:
+    rows = log_rows(damaged.url)
+    with TranscriptStore.open(damaged.url) as store:
+        with pytest.raises(StorageError) as raised:
+            result = CALLS[call](store)
+            # A compaction may report the trouble as a failed attempt rather than raise.
+            if isinstance(result, CompactionResult) and not result.committed:
+                assert result.failure == "storage_error", result
+                raise StorageError(result.error or "")
+        assert names_the_version(raised.value, damaged.version), str(raised.value)
+    assert log_rows(damaged.url) == rows
+
+
+@pytest.mark.parametrize("settle", ["commit_compaction", "fail_compaction"])
+def test_settling_an_attempt_begun_before_the_damage_is_a_storage_error_naming_it(
+    damaged: Damaged, settle: str
+) -> None:
+    rows = log_rows(damaged.url)
+    store = damaged.writer
+    try:
+        if settle == "commit_compaction":
+            result = store.commit_compaction(damaged.commit_attempt, summarize(["x"]))
+        else:
+            result = store.fail_compaction(damaged.fail_attempt, "summarizer timed out")
+    except StorageError as error:
+        assert names_the_version(error, damaged.version), str(error)
+    else:  # or a failed attempt that says why (and records nothing behind the damage)
+        assert not result.committed, result
+        assert result.failure in ("storage_error", "summarize_error"), result
+        assert names_the_version(result.error or "", damaged.version), result.error
+    assert log_rows(damaged.url) == rows
+
+
+def test_forget_erases_a_session_with_an_undecodable_event_leaving_only_the_tombstone(
+    damaged: Damaged,
+) -> None:
+    well_before = [row for row in log_rows(damaged.url) if row not in _sick_rows(damaged.url)]
+    with TranscriptStore.open(damaged.url) as store:
+        erasure = store.forget(SICK)
+        assert erasure.session_id == SICK and not erasure.already_erased
+        assert [event["type"] for event in store.events(SICK)] == ["Erased"]
+        (summary,) = [s for s in store.sessions() if s["id"] == SICK]
+        assert summary["erased_at"] is not None and summary["quarantined"] == 0
+        assert store.active(WELL) == [{"id": "w0", "role": "user", "content": "well 0"}]
+        report = store.verify_projections()
+        assert report.ok, report.problems
+        assert store.forget(SICK).already_erased
+    assert [topic for _, topic, _ in session_log(damaged.url, SICK)] == [
+        "transcripts:Transcript.Erased"
+    ]
+    assert [row for row in log_rows(damaged.url) if row not in _sick_rows(damaged.url)] == (
+        well_before
+    )
+
+
+def _sick_rows(url: str) -> list[tuple[Any, ...]]:
+    from .reliability_support import transcript_hex, transcript_uuid
+
+    keys = {transcript_hex(SICK), str(transcript_uuid(SICK))}
+    return [row for row in log_rows(url) if row[0].replace("-", "") in keys or row[0] in keys]
+
+
+def test_the_other_sessions_read_and_write_as_ever(damaged: Damaged) -> None:
+    with TranscriptStore.open(damaged.url) as store:
+        store.append(WELL, [{"id": "w1", "role": "user", "content": "well 1"}])
+        assert [m["id"] for m in store.active(WELL)] == ["w0", "w1"]
+        assert store.compact(WELL, summarize).committed
+        assert {h["message_id"] for h in store.search("well", session_id=WELL)} == {"w0", "w1"}
+
+
+@pytest.mark.parametrize(
+    "args", [("show", SICK), ("events", SICK), ("history", SICK)], ids=" ".join
+)
+def test_the_command_line_prints_one_line_naming_the_version_and_exits_1(
+    damaged: Damaged, args: tuple[str, ...]
+) -> None:
+    rows = log_rows(damaged.url)
+    line = error_line(run_cli(damaged.url, *args))
+    assert names_the_version(line, damaged.version), line
+    assert log_rows(damaged.url) == rows
+
+
+def test_the_command_line_forgets_a_session_with_an_undecodable_event(damaged: Damaged) -> None:
+    result = run_cli(damaged.url, "forget", SICK, "--yes")
+    assert result.exit_code == 0, (result.output, result.stderr)
+    assert [topic for _, topic, _ in session_log(damaged.url, SICK)] == [
+        "transcripts:Transcript.Erased"
+    ]
+    shown = run_cli(damaged.url, "show", SICK)
+    assert "was erased" in error_line(shown)
