@@ -13,7 +13,6 @@ from importlib.metadata import version
 from typing import Any
 
 import click
-from eventsourcing.persistence import MapperDeserialisationError, PersistenceError
 
 from ... import TranscriptError, TranscriptStore
 from ...config import default_path, new_cipher_key
@@ -32,10 +31,9 @@ class TranscriptsGroup(click.Group):
 
     Subcommands run inside the root group's `invoke`, so this is the one place: errors the
     library raises on purpose (`TranscriptError`: unknown sessions or messages, bad URLs,
-    a file that is not a store, malformed input), the event-sourcing library's
-    `PersistenceError` (a damaged store) and `MapperDeserialisationError` (a stored event
-    that cannot be decoded) and file errors (`OSError`) become `click.ClickException`s of
-    one line. Anything else is a bug and keeps its traceback.
+    a file that is not a store, malformed input, storage trouble of any kind, a stored
+    event that cannot be read) and file errors (`OSError`) become `click.ClickException`s
+    of one line. Anything else is a bug and keeps its traceback.
     """
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -43,10 +41,6 @@ class TranscriptsGroup(click.Group):
             return super().invoke(ctx)
         except TranscriptError as error:
             raise one_line(str(error)) from None
-        except PersistenceError as error:  # the library's own, from a damaged store
-            raise one_line(f"cannot use the store: {error}") from None
-        except MapperDeserialisationError as error:  # a stored event's bytes are damaged
-            raise one_line(f"cannot read the store: a stored event is corrupt: {error}") from None
         except OSError as error:
             if error.errno == errno.EPIPE:  # stdout closed early (`| head`): click handles it
                 raise
