@@ -98,14 +98,17 @@ class TranscriptLog(Application[UUID]):
         call had erased it already (then nothing is written).
 
         Events that cannot be read are erased too: the tombstone counts what can be read."""
+        tries = 0
 
         def erase(
             transcript: Transcript | None, tx: LogTransaction
         ) -> tuple[tuple[Transcript.Erased, bool], Transcript]:
+            nonlocal tries
+            tries += 1
             if transcript is None:
                 raise SessionNotFoundError(session_id)
-            if transcript.erasure is not None:
-                return (transcript.erasure, True), transcript
+            if transcript.erasure is not None:  # on a retry: this call's first try landed
+                return (transcript.erasure, tries == 1), transcript
             tombstone = transcript.erase()
             self._insert(tx, transcript)
             tx.delete_before(transcript.id, tombstone.originator_version)
