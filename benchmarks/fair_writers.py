@@ -41,7 +41,6 @@ import harness
 from transcripts import TranscriptStore
 from transcripts.config import DEFAULT_LOCK_TIMEOUT
 
-DEFAULT_SERVER = "postgresql://postgres@127.0.0.1:5432/postgres"
 SESSION = "shared"
 
 
@@ -398,11 +397,7 @@ def main() -> int:
     parser.add_argument("--cold-interval", type=float, default=0.1, help="seconds; default 0.1")
     parser.add_argument("--lock-timeout", type=float, default=None, help="default: the store's")
     parser.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
-    parser.add_argument(
-        "--server",
-        default=os.environ.get("TRANSCRIPTS_TEST_POSTGRES_URL", DEFAULT_SERVER),
-        help="a postgresql:// URL on the server; databases are made beside it and dropped",
-    )
+    harness.add_server_option(parser)
     parser.add_argument("--dir", default=None, help="where the SQLite scratch directory goes")
     parser.add_argument("--keep", action="store_true", help="keep the SQLite files")
     args = parser.parse_args()

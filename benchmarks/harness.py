@@ -110,7 +110,7 @@ def add_server_option(parser: argparse.ArgumentParser, required: bool = False) -
     if required:
         parser.add_argument("--server", required=True, help=meaning)
     else:
-        default = os.environ.get(SERVER_VARIABLE, DEFAULT_SERVER)
+        default = os.environ.get(SERVER_VARIABLE) or DEFAULT_SERVER
         parser.add_argument("--server", default=default, help=meaning)
 
 

@@ -259,6 +259,36 @@ def test_racing_compactions_from_four_processes_commit_one_and_record_the_others
         assert store.verify_projections().ok
 
 
+# -- fair writers --------------------------------------------------------------------------
+
+COLD_APPENDS = 10
+COLD_LOCK_TIMEOUT = 5.0
+HOT_WARMUP = "1000"  # appends of history before the cold writers start
+
+
+def test_a_process_appending_in_a_tight_loop_does_not_starve_another_appending_to_its_session(
+    store_url: str, spawn: Spawn
+) -> None:
+    TranscriptStore.open(store_url).close()
+    hot = spawn("hot-writer", worker_program("append-loop", store_url, "shared", HOT_WARMUP))
+    hot.expect("ready")
+    # Each cold append comes from a store that has not read the session yet (as a process's
+    # first write does). A starved one waits the whole lock timeout, then raises StorageError.
+    for n in range(COLD_APPENDS):
+        with TranscriptStore.open(store_url, lock_timeout=COLD_LOCK_TIMEOUT) as cold:
+            cold.append("shared", [{"id": f"cold-{n}", "role": "user", "content": f"cold {n}"}])
+    hot.send("stop")
+    hot_calls = hot.result()["calls"]
+    with TranscriptStore.open(store_url) as store:
+        ids = [entry["id"] for entry in store.history("shared")]
+
+    cold_at = [n for n, message_id in enumerate(ids) if message_id.startswith("cold-")]
+    assert [ids[n] for n in cold_at] == [f"cold-{n}" for n in range(COLD_APPENDS)]
+    assert len(ids) == len(set(ids)) == COLD_APPENDS + hot_calls
+    hot_between = cold_at[-1] - cold_at[0] + 1 - COLD_APPENDS
+    assert hot_between >= COLD_APPENDS  # the hot writer kept appending all along
+
+
 # -- the lock -------------------------------------------------------------------------------
 
 HOLD = 1.0

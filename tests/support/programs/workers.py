@@ -7,6 +7,7 @@ Run as a script, never imported by the package:
     python workers.py open-fresh URL_TEMPLATE INDEX ROUNDS   (URL_TEMPLATE contains {round})
     python workers.py compact URL SESSION INDEX
     python workers.py hold-lock DB_PATH SECONDS
+    python workers.py append-loop URL SESSION WARMUP (until the parent writes `stop`)
 
 Coordination with the parent is line-based over the pipes, so it needs no sleeps: a child
 prints a status line (`ready`, `begun ...`, `locked`) and, where the test needs a barrier,
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
+import threading
 import time
 
 from parent import say, wait_for_go
@@ -138,6 +140,24 @@ def hold_lock(db_path: str, seconds: float) -> None:
     say(json.dumps({"held": time.monotonic() - held_at}))
 
 
+def append_loop(url: str, session_id: str, warmup: int) -> None:
+    """Append one message per call in a tight loop until the parent writes `stop`, saying
+    `ready` after `warmup` calls; the result is how many calls were made."""
+    from transcripts import TranscriptStore
+
+    stop = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.readline(), stop.set()), daemon=True).start()
+    calls = 0
+    with TranscriptStore.open(url) as store:
+        store.start(session_id, source="e2e")
+        while not stop.is_set():
+            store.append(session_id, [{"role": "user", "content": f"hot {calls}"}])
+            calls += 1
+            if calls == warmup:
+                say("ready")
+    say(json.dumps({"calls": calls}))
+
+
 def main(argv: list[str]) -> None:
     command, *args = argv
     if command == "append":
@@ -149,6 +169,9 @@ def main(argv: list[str]) -> None:
     elif command == "compact":
         url, session_id, index = args
         compact_worker(url, session_id, int(index))
+    elif command == "append-loop":
+        url, session_id, warmup = args
+        append_loop(url, session_id, int(warmup))
     elif command == "hold-lock":
         db_path, seconds = args
         hold_lock(db_path, float(seconds))
