@@ -23,10 +23,12 @@ from .domain.errors import (
     StorageError,
     TranscriptError,
 )
+from .domain.messages import MAX_ID_LENGTH
 from .projections.verify import Problem, VerifyReport
 from .projections.views import ViewStatus
 
 __all__ = [
+    "MAX_ID_LENGTH",
     "CompactionAttempt",
     "CompactionResult",
     "EncryptionKeyError",
