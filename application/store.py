@@ -31,7 +31,7 @@ from ..domain.transcript import Transcript
 from ..projections.fold import SessionFold
 from ..projections.projector import Projector
 from ..projections.verify import VerifyReport
-from ..projections.views import Progress, TranscriptViews, ViewStatus
+from ..projections.views import Progress, SearchQuery, TranscriptViews, ViewStatus
 from . import arguments, maintenance
 from .compaction import Compactions, Summarize
 from .event_log import UNREADABLE, TranscriptLog, corrupt_session
@@ -285,11 +285,8 @@ class TranscriptStore:
         arguments.integer(limit, "a search limit")
         if session_id is not None and not arguments.storable_session_id(session_id):
             return []  # no session has that id
-        hits = self._read(
-            lambda: self._views.search(
-                query, session_id=session_id, role=role, active_only=active_only, limit=limit
-            )
-        )
+        search = SearchQuery(query, session_id, role, active_only, limit)
+        hits = self._read(lambda: self._views.search(search))
         return [asdict(hit) for hit in hits]
 
     # -- projections -----------------------------------------------------------------------

@@ -30,6 +30,17 @@ class ViewStatus:
 
 
 @dataclass(frozen=True)
+class SearchQuery:
+    """A full-text search: the query text in the backend's syntax, and its filters."""
+
+    text: str
+    session_id: str | None = None  # only this session's messages
+    role: str | None = None  # only messages of this role
+    active_only: bool = False  # only messages in their session's active context
+    limit: int = 20  # at most this many hits
+
+
+@dataclass(frozen=True)
 class SearchHit:
     """A message matching a full-text search, with a snippet around the match."""
 
@@ -109,15 +120,7 @@ class TranscriptViews(ABC):
         """Raise as a query of the session would (unknown, erased, unreadable event)."""
 
     @abstractmethod
-    def search(
-        self,
-        query: str,
-        *,
-        session_id: str | None = None,
-        role: str | None = None,
-        active_only: bool = False,
-        limit: int = 20,
-    ) -> list[SearchHit]:
+    def search(self, query: SearchQuery) -> list[SearchHit]:
         """Messages ever stored matching a full-text query, best first."""
 
     @abstractmethod
