@@ -79,16 +79,22 @@ class TranscriptStore:
         *,
         lock_timeout: float | None = None,
         cipher_key: str | None = None,
+        durability: str | None = None,
         projector: type[Projector] = Projector,
     ) -> TranscriptStore:
         """Open a store: `memory://`, `sqlite:///file.db`, `postgresql://…`, or the default
         file when None.
 
         `cipher_key` (else `$TRANSCRIPTS_CIPHER_KEY`) encrypts the store at rest; a store
-        created with a key opens only with that key. `projector` projects the views; a
-        projector with other view versions than the ones stored rebuilds them on open.
+        created with a key opens only with that key. `durability` (else
+        `$TRANSCRIPTS_DURABILITY`): "full" (the default: an acknowledged write is on disk)
+        or "normal" (faster; the last writes can be lost on power loss, never half-applied).
+        `projector` projects the views; a projector with older view versions than the ones
+        stored rebuilds them on open.
         """
-        config = StoreConfig.from_url(url, lock_timeout=lock_timeout, cipher_key=cipher_key)
+        config = StoreConfig.from_url(
+            url, lock_timeout=lock_timeout, cipher_key=cipher_key, durability=durability
+        )
         return cls(config, projector=projector)
 
     def close(self) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from ... import TranscriptError, TranscriptStore
-from ...config import default_path, new_cipher_key
+from ...config import DURABILITIES, default_path, new_cipher_key
 from . import read, transfer
 from .demo import run_demo
 from .follow import follow
@@ -72,13 +72,20 @@ def os_error_text(error: OSError) -> str:
     help="Store URL: memory://, sqlite:///file.db, postgresql://user@host/dbname (default: "
     "$TRANSCRIPTS_URL, else the file `transcripts path` prints).",
 )
+@click.option(
+    "--durability",
+    type=click.Choice(DURABILITIES),
+    help="full: a write that returned is on disk (the default); normal: faster, the last "
+    "writes can be lost on power loss, never half-applied (default: $TRANSCRIPTS_DURABILITY, "
+    "else full).",
+)
 @click.pass_context
-def cli(context: click.Context, url: str | None) -> None:
+def cli(context: click.Context, url: str | None, durability: str | None) -> None:
     """An event-sourced store for LLM agent transcripts.
 
     Example: transcripts --db sqlite:///work.db sessions
     """
-    context.obj = StoreOpener(url)
+    context.obj = StoreOpener(url, durability)
 
 
 @cli.command()
