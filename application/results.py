@@ -80,6 +80,7 @@ def history_entry(row: HistoryRow) -> dict[str, Any]:
         "active": row.active,
         "superseded_by": row.superseded_by,
         "added_by": row.added_by,
+        "rewound": row.rewound_version is not None,
         "message": row.message,
     }
 

@@ -109,6 +109,7 @@ class SessionModel:
                 "active": entry.active,
                 "superseded_by": entry.superseded_by,
                 "added_by": entry.added_by,
+                "rewound": False,
                 "message": self.message(message_id),
             }
             for message_id, entry in self.stored.items()

@@ -68,6 +68,15 @@ class _CursorState(ViewState):
         )
         return [self.rows.active(row) for row in self.cursor.fetchall()]
 
+    def load_rewound(self, session_id: str, message_id: str) -> bool:
+        self.cursor.execute(
+            f"SELECT rewound_version FROM {self.tables.message_history} "
+            "WHERE session_id = ? AND message_id = ?",
+            (session_id, message_id),
+        )
+        row = self.cursor.fetchone()
+        return row is not None and row["rewound_version"] is not None
+
 
 class CatchUp:
     """Projects the log into view tables, a batch per transaction."""

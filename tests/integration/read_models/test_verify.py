@@ -42,8 +42,8 @@ TAMPERING = {
     "a history message added": (
         [
             """INSERT INTO message_history SELECT session_id, 99, 'forged', role, message, active,
-            superseded_by, added_by, appended_at, appended_version
-            FROM message_history WHERE message_id = 'b1'"""
+            superseded_by, added_by, appended_at, appended_version, rewound_version,
+            restored_version FROM message_history WHERE message_id = 'b1'"""
         ],
         ("beta", "message_history", "extra", "forged"),
     ),

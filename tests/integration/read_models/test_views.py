@@ -27,6 +27,8 @@ PUBLIC_COLUMNS = {
         "superseded_by",
         "added_by",
         "appended_at",
+        "rewound_version",
+        "restored_version",
     },
     "compaction_attempts": {
         "compaction_id",
@@ -53,6 +55,7 @@ PUBLIC_COLUMNS = {
         "active_count",
         "compactions_committed",
         "compactions_failed",
+        "rewound_count",
     },
 }
 
@@ -171,12 +174,14 @@ DUPLICATES = {
     ),
     "a history message at a new seq": (
         "INSERT INTO message_history SELECT session_id, seq + 100, message_id, role, message, "
-        "active, superseded_by, added_by, appended_at, appended_version "
+        "active, superseded_by, added_by, appended_at, appended_version, rewound_version, "
+        "restored_version "
         "FROM message_history LIMIT 1"
     ),
     "a history message at a taken seq": (
         "INSERT INTO message_history SELECT session_id, seq, message_id || '-copy', role, message, "
-        "active, superseded_by, added_by, appended_at, appended_version "
+        "active, superseded_by, added_by, appended_at, appended_version, rewound_version, "
+        "restored_version "
         "FROM message_history LIMIT 1"
     ),
     "a compaction attempt": (

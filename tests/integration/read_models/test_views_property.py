@@ -53,6 +53,7 @@ class SessionModel:
                     "active": True,
                     "superseded_by": None,
                     "added_by": None,
+                    "rewound": False,
                     "message": message,
                 }
                 self.active.append(message)
@@ -175,6 +176,7 @@ class Run:
             "active": True,
             "superseded_by": None,
             "added_by": result.compaction_id,
+            "rewound": False,
             "message": new,
         }
         model.active = list(result.messages)
