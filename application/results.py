@@ -100,9 +100,12 @@ def explanation(
     adding: AttemptRow | None,
     superseding: AttemptRow | None,
     position: int | None,
+    rewinding: Transcript.Rewound | None = None,
+    restoring: Transcript.MessageAppended | None = None,
 ) -> dict[str, Any]:
     """What `TranscriptStore.explain()` says of a message: who added it (its append, or the
-    compaction whose summary it is), where it is in the context, who superseded it."""
+    compaction whose summary it is), where it is in the context, who superseded it, which
+    rewind holds it out of the context and which append last restored it."""
     return {
         "session_id": row.session_id,
         "message_id": row.message_id,
@@ -123,6 +126,21 @@ def explanation(
             "version": superseding.version,
             "at": superseding.at,
             "reason": superseding.reason,
+        },
+        "rewound": None
+        if rewinding is None
+        else {
+            "event": "Rewound",
+            "version": rewinding.originator_version,
+            "at": rewinding.timestamp,
+            "reason": rewinding.reason,
+        },
+        "restored": None
+        if restoring is None
+        else {
+            "event": "MessageAppended",
+            "version": restoring.originator_version,
+            "at": restoring.timestamp,
         },
         "message": row.message,
     }

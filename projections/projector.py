@@ -64,8 +64,8 @@ class ViewState(ABC):
         """The active_messages rows of a session, in position order."""
 
     @abstractmethod
-    def load_rewound(self, session_id: str, message_id: str) -> bool:
-        """Whether the stored history row of a message marks it rewound."""
+    def load_rewound(self, session_id: str, message_id: str) -> int | None:
+        """The rewound_version of a message's stored history row (None: none, or no row)."""
 
 
 class Unprojectable(Exception):
@@ -204,7 +204,7 @@ class Projector:
         active = ActiveRow(
             row.session_id, row.active_count + 1, event.message_id, message["role"], message
         )
-        if self._is_rewound(row, event.message_id):  # a restore: its history row stays
+        if self._is_rewound(row, event):  # a restore: its history row stays
             self._mark(row.session_id, event.message_id, None, event.originator_version)
             row.rewound_count -= 1
         elif (row.session_id, event.message_id) in self.changes.history_inserts:
@@ -216,6 +216,8 @@ class Projector:
 
     def _rewound(self, session: _Session, event: Transcript.Rewound) -> None:
         row = session.row
+        if event.originator_version <= row.version:  # offered again: the views hold it
+            raise Unprojectable("a rewind the views have taken already")
         current = self._active(session)
         gone = set(event.message_ids)
         if len(gone) != len(event.message_ids) or not gone <= {a.message_id for a in current}:
@@ -297,17 +299,17 @@ class Projector:
         self.changes.history_inserts[(row.session_id, message["id"])] = history
         row.message_count += 1
 
-    def _is_rewound(self, row: SessionRow, message_id: str) -> bool:
-        """Whether a message of the session is rewound, as this batch left it so far."""
+    def _is_rewound(self, row: SessionRow, event: Transcript.MessageAppended) -> bool:
+        """Whether the appended message is rewound (by a rewind before it: an append the
+        views took already, offered again, is no restore), as this batch left it so far."""
         if not row.rewound_count:
             return False
-        key = (row.session_id, message_id)
-        pending, mark = self.changes.history_inserts.get(key), self.changes.marks.get(key)
-        if pending is not None:
-            return pending.rewound_version is not None
-        if mark is not None:
-            return mark.rewound_version is not None
-        return self.state.load_rewound(row.session_id, message_id)
+        key = (row.session_id, event.message_id)
+        known = self.changes.history_inserts.get(key) or self.changes.marks.get(key)
+        if known is not None:
+            return known.rewound_version is not None
+        rewound = self.state.load_rewound(row.session_id, event.message_id)
+        return rewound is not None and rewound < event.originator_version
 
     def _mark(
         self, session_id: str, message_id: str, rewound: int | None, restored: int | None

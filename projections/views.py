@@ -96,6 +96,10 @@ class TranscriptViews(ABC):
         """One message_history row of a session, if it has that message."""
 
     @abstractmethod
+    def messages(self, session_id: str, message_ids: list[str]) -> list[Message]:
+        """The stored messages of a session with these ids, in the order given."""
+
+    @abstractmethod
     def active_position(self, session_id: str, message_id: str) -> int | None:
         """The position of a message in the active context, if it is active."""
 

@@ -14,7 +14,7 @@ class MemoryViews(ViewState):
     def __init__(self) -> None:
         self.sessions: dict[str, SessionRow] = {}  # by transcript id
         self.active: dict[str, list[ActiveRow]] = {}  # by session id, in position order
-        self.rewound: dict[tuple[str, str], bool] = {}  # by (session id, message id)
+        self.rewound: dict[tuple[str, str], int | None] = {}  # by (session id, message id)
         self.loaded: list[tuple[str, str]] = []  # ("session" | "active" | "rewound", key)
 
     def load_session(self, transcript_id: str) -> SessionRow | None:
@@ -26,9 +26,9 @@ class MemoryViews(ViewState):
         self.loaded.append(("active", session_id))
         return list(self.active.get(session_id, []))
 
-    def load_rewound(self, session_id: str, message_id: str) -> bool:
+    def load_rewound(self, session_id: str, message_id: str) -> int | None:
         self.loaded.append(("rewound", message_id))
-        return self.rewound.get((session_id, message_id), False)
+        return self.rewound.get((session_id, message_id))
 
     def write(self, changes: ViewChanges) -> None:
         for transcript_id in changes.erased:  # first: the batch holds no other row of theirs
@@ -36,9 +36,9 @@ class MemoryViews(ViewState):
             self.active.pop(session_id, None)
             self.rewound = {key: is_ for key, is_ in self.rewound.items() if key[0] != session_id}
         for key, row in changes.history_inserts.items():
-            self.rewound[key] = row.rewound_version is not None
+            self.rewound[key] = row.rewound_version
         for key, mark in changes.marks.items():
-            self.rewound[key] = mark.rewound_version is not None
+            self.rewound[key] = mark.rewound_version
         for transcript_id, row in changes.sessions.items():
             self.sessions[transcript_id] = dataclasses.replace(row)
         for active in changes.active_appends:

@@ -243,6 +243,23 @@ def test_a_rewind_a_restore_and_a_rewind_again_in_one_batch_leave_the_last_marks
     assert views.sessions[TRIP_ID].rewound_count == 1
 
 
+def test_an_append_or_a_rewind_offered_again_is_neither_a_restore_nor_a_second_rewind(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    """Each alone, as the SQL views project the entries of a batch they could not take."""
+    trip.rewind(["m6"], reason="")
+    trip.append([TRIP[5]])  # restored: m6 is active again
+    trip.rewind(["m5"], reason="")
+    events = collect(trip)
+    project(views, entries(events))
+    m5_again = Projector(views).project(entries([events[5]], first=20))
+    assert m5_again.marks == {}  # rewound after that append: no restore (its key refuses it)
+    assert list(m5_again.history_inserts) == [("trip", "m5")]
+    rewind_again = Projector(views).project(entries([events[7]], first=21))  # of m6
+    assert [q.reason for q in rewind_again.quarantine] == ["a rewind the views have taken already"]
+    assert rewind_again.marks == {} and rewind_again.active_rewrites == {}
+
+
 def test_a_rewind_of_messages_that_are_not_active_is_quarantined_and_changes_nothing(
     views: MemoryViews, trip: Transcript
 ) -> None:

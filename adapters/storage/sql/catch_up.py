@@ -68,14 +68,14 @@ class _CursorState(ViewState):
         )
         return [self.rows.active(row) for row in self.cursor.fetchall()]
 
-    def load_rewound(self, session_id: str, message_id: str) -> bool:
+    def load_rewound(self, session_id: str, message_id: str) -> int | None:
         self.cursor.execute(
             f"SELECT rewound_version FROM {self.tables.message_history} "
             "WHERE session_id = ? AND message_id = ?",
             (session_id, message_id),
         )
         row = self.cursor.fetchone()
-        return row is not None and row["rewound_version"] is not None
+        return None if row is None else row["rewound_version"]
 
 
 class CatchUp:

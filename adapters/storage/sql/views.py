@@ -127,6 +127,10 @@ class SQLTranscriptViews(TranscriptViews):
         with self._session(session_id) as c:
             return self.queries.message(c, session_id, message_id)
 
+    def messages(self, session_id: str, message_ids: list[str]) -> list[Message]:
+        with self._session(session_id) as c:
+            return self.queries.messages(c, session_id, message_ids)
+
     def active_position(self, session_id: str, message_id: str) -> int | None:
         with self._session(session_id) as c:
             return self.queries.active_position(c, session_id, message_id)
