@@ -2,8 +2,8 @@
 
 This module holds the group, its global options and the one place where errors become
 messages; the commands live in `read` (info, sessions, show, history, audit, events,
-explain), `transfer` (import hermes, import jsonl, export), `search`, `forget`, `migrate`
-and `projections` (status, rebuild, catch-up, verify, follow).
+explain), `transfer` (import hermes, import jsonl, export), `search`, `rewind`, `forget`,
+`migrate` and `projections` (status, rebuild, catch-up, verify, follow).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from .follow import follow
 from .forget import forget
 from .migrate import migrate_command
 from .projections import projections
+from .rewind import rewind
 from .search import search
 from .support import CONTEXT_SETTINGS, StoreOpener, console, with_store
 
@@ -119,7 +120,15 @@ def generate_key() -> None:
     click.echo(new_cipher_key())
 
 
-for command in [*read.COMMANDS, *transfer.COMMANDS, projections, migrate_command, search, forget]:
+for command in [
+    *read.COMMANDS,
+    *transfer.COMMANDS,
+    projections,
+    migrate_command,
+    search,
+    rewind,
+    forget,
+]:
     cli.add_command(command)
 projections.add_command(follow)  # `projections follow`
 
