@@ -127,20 +127,17 @@ def explanation(
             "at": superseding.at,
             "reason": superseding.reason,
         },
-        "rewound": None
-        if rewinding is None
-        else {
-            "event": "Rewound",
-            "version": rewinding.originator_version,
-            "at": rewinding.timestamp,
-            "reason": rewinding.reason,
-        },
-        "restored": None
-        if restoring is None
-        else {
-            "event": "MessageAppended",
-            "version": restoring.originator_version,
-            "at": restoring.timestamp,
-        },
+        "rewound": None if rewinding is None else _by(rewinding, reason=rewinding.reason),
+        "restored": None if restoring is None else _by(restoring),
         "message": row.message,
+    }
+
+
+def _by(event: Transcript.Event, **more: Any) -> dict[str, Any]:
+    """The event that did something to a message: its type, version and time (and `more`)."""
+    return {
+        "event": type(event).__name__,
+        "version": event.originator_version,
+        "at": event.timestamp,
+        **more,
     }
