@@ -100,8 +100,8 @@ def explanation(
     adding: AttemptRow | None,
     superseding: AttemptRow | None,
     position: int | None,
-    rewinding: Transcript.Rewound | None = None,
-    restoring: Transcript.MessageAppended | None = None,
+    rewinding: Transcript.Rewound | None,
+    restoring: Transcript.MessageAppended | None,
 ) -> dict[str, Any]:
     """What `TranscriptStore.explain()` says of a message: who added it (its append, or the
     compaction whose summary it is), where it is in the context, who superseded it, which

@@ -274,7 +274,8 @@ class TranscriptStore:
         return [row.as_summary() for row in self._read(self._views.sessions)]
 
     def explain(self, session_id: str, message_id: str) -> dict[str, Any]:
-        """Why a message is (or is not) in the active context: who added it, who superseded it."""
+        """Why a message is (or is not) in the active context: who added, superseded, rewound
+        or restored it."""
         session_id = arguments.session_id(session_id)
         message_id = arguments.message_id(message_id)
         return self._read(lambda: explain(self._views, self._log, session_id, message_id))

@@ -74,13 +74,13 @@ def _history(items: list[Item]) -> Iterator[str]:
         if entry["superseded_by"]:
             note = f"superseded by `{entry['superseded_by']}`"
         elif entry["rewound"]:
-            note = f"rewound at version {item.rewound_at}"
+            note = f"rewound at version {item.rewound_version}"
         elif entry["added_by"]:
             note = "summary"
         else:
             note = None
-        if item.restored_at is not None and not entry["rewound"]:
-            note = ", ".join(filter(None, [note, f"restored at version {item.restored_at}"]))
+        if item.restored_version is not None and not entry["rewound"]:
+            note = ", ".join(filter(None, [note, f"restored at version {item.restored_version}"]))
         yield from _message(number, entry["message"], note=note)
 
 

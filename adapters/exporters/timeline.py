@@ -25,8 +25,8 @@ class Entry:
 
     version: int
     history: dict[str, Any]
-    rewound_at: int | None = None
-    restored_at: int | None = None
+    rewound_version: int | None = None
+    restored_version: int | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {**self.history, "version": self.version}
@@ -112,9 +112,9 @@ def state(item: Entry, compaction_versions: dict[str, int]) -> str:
         by = compaction_versions.get(entry["superseded_by"])
         return f"superseded by v{by}" if by else "superseded"
     if entry["rewound"]:
-        return f"rewound by v{item.rewound_at}" if item.rewound_at else "rewound"
+        return f"rewound by v{item.rewound_version}" if item.rewound_version else "rewound"
     text = "active summary" if entry["added_by"] else "active"
-    return f"{text}, restored at v{item.restored_at}" if item.restored_at else text
+    return f"{text}, restored at v{item.restored_version}" if item.restored_version else text
 
 
 def rewind_text(rewind: Rewind) -> str:

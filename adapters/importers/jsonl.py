@@ -114,14 +114,15 @@ def derived_id(file_name: str, session_id: str, index: int, digest: str) -> str:
 
 
 def import_session(store: TranscriptStore, session: JsonlSession) -> ImportReport:
-    """Store one session's messages in one append (all or nothing); stored ids are skipped."""
+    """Store one session's messages in one write (all or nothing); stored ids are skipped,
+    rewound ones too: a file imported again does not restore what was rewound since."""
     try:
         stored = {entry["id"] for entry in store.history(session.session_id)}
         started = False
     except SessionNotFoundError:
         store.start(session.session_id, source=SOURCE)
         stored, started = set(), True
-    store.append(session.session_id, session.messages)
+    store.sync(session.session_id, session.messages)
     ids = {message["id"] for message in session.messages}
     return ImportReport(
         session.session_id, session.path, len(session.messages), len(ids - stored), started
