@@ -1,5 +1,12 @@
 """Framework integrations, imported as `transcripts.integrations.<framework>`.
 
 Each adapts transcript-store to one agent framework's session or memory interface, through
-the public API only. None yet.
+the public API only, and is installed with the framework as an extra:
+
+- `openai_agents` (`transcript-store[openai-agents]`): `TranscriptSession`, the OpenAI
+  Agents SDK's `Session`.
+- `langchain` (`transcript-store[langchain]`): `TranscriptChatMessageHistory`,
+  `TranscriptMiddleware` and `TranscriptSummarizationMiddleware`.
+
+Importing `transcripts` or this package imports no framework.
 """
