@@ -7,7 +7,7 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from transcripts import StorageError, TranscriptStore
+from transcripts import MAX_ID_LENGTH, StorageError, TranscriptStore
 
 from support.postgres import EVENTS_TABLE, sql
 from support.rows import ORDERED_TABLES, head, row_counts, tracked
@@ -94,6 +94,52 @@ def test_a_rebuild_keeps_the_rows_the_constraint_names_and_the_indexes_users_mad
         assert indexes == indexes_before
         assert ("by_role",) in indexes
         assert tracked(postgres_url) == head(postgres_url)
+        assert store.verify_projections().ok
+
+
+# A row that repeats one of each table's keys (the columns SQLite makes keys of), as raw SQL.
+DUPLICATES = {
+    "sessions (session id)": "INSERT INTO sessions SELECT session_id, md5(transcript_id), "
+    "source, model, parent_id, metadata, started_at, last_event_at, version, message_count, "
+    "active_count, compactions_committed, compactions_failed, quarantined, erased_at, "
+    "rewound_count FROM sessions WHERE session_id = %s",
+    "active_messages (session, position)": "INSERT INTO active_messages SELECT session_id, "
+    "position, message_id || '-other', role, message FROM active_messages WHERE session_id = %s",
+    "active_messages (session, message id)": "INSERT INTO active_messages SELECT session_id, "
+    "position + 1000, message_id, role, message FROM active_messages WHERE session_id = %s",
+    "message_history (session, seq)": "INSERT INTO message_history SELECT session_id, seq, "
+    "message_id || '-other', role, message, active, superseded_by, added_by, appended_at, "
+    "appended_version, rewound_version, restored_version FROM message_history "
+    "WHERE session_id = %s",
+    "message_history (session, message id)": "INSERT INTO message_history SELECT session_id, "
+    "seq + 1000, message_id, role, message, active, superseded_by, added_by, appended_at, "
+    "appended_version, rewound_version, restored_version FROM message_history "
+    "WHERE session_id = %s",
+    "compaction_attempts (session, version)": "INSERT INTO compaction_attempts SELECT "
+    "compaction_id || '-other', session_id, version, status, reason, failure, error, "
+    "based_on_version, superseded_count, added_count, superseded_ids, added_ids, "
+    "tokens_before, tokens_after, at FROM compaction_attempts WHERE session_id = %s",
+}
+
+
+@pytest.mark.parametrize("duplicate", list(DUPLICATES))
+def test_a_view_row_repeating_a_key_is_refused_as_on_sqlite_even_with_the_longest_ids(
+    postgres_url: str, duplicate: str
+) -> None:
+    import psycopg
+
+    # Ids of the maximum length in 4-byte characters: too long for a btree entry themselves.
+    session = "\U0001f600" * MAX_ID_LENGTH
+    with TranscriptStore.open(postgres_url) as store:
+        store.start(session)
+        store.append(
+            session, [{"id": "\U0001f680" * MAX_ID_LENGTH, "role": "user", "content": "a"}]
+        )
+        store.compact(session, lambda messages: [{"role": "system", "content": "summary"}])
+        rows = row_counts(postgres_url)
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            sql(postgres_url, DUPLICATES[duplicate], (session,))
+        assert row_counts(postgres_url) == rows
         assert store.verify_projections().ok
 
 

@@ -13,7 +13,10 @@ positions are in the library's `transcripts_tracking`.
   (kept exactly as written: key order, and `\\u0000` escapes `jsonb` would refuse),
   `timestamptz` times, `boolean` flags, `bigint` numbers.
 - Ids are looked up through hash indexes, not keys: a btree entry holds at most 2,704 bytes,
-  and a session and a message id of 1,024 characters of any text take up to 8,192.
+  and a session and a message id of 1,024 characters of any text take up to 8,192. What
+  SQLite's keys make unique is unique here by keys on the ids' SHA-256 digests
+  (`transcripts_id_key`): `<table>_session_key`, `_position_key`, `_seq_key`,
+  `_message_key` and `_version_key`.
 - A rebuild's swapped-in tables get their constraints' and indexes' live names back.
 """
 
@@ -41,7 +44,14 @@ POSTGRES_COLUMNS = ColumnTypes(
     boolean="BOOLEAN",
     json="JSON",
     time="TIMESTAMPTZ",
-    hashed_ids=True,  # a btree entry holds at most 2,704 bytes: a 1,024-character id has 4,096
+    id_digest="transcripts_id_key",  # a btree entry holds at most 2,704 bytes: see below
+)
+# The SHA-256 of an id's UTF-8 bytes, for keys. IMMUTABLE, as index expressions must be:
+# `convert_to` is only STABLE because it reads the database's encoding, which never changes.
+ID_DIGEST_FUNCTION = (
+    "CREATE OR REPLACE FUNCTION transcripts_id_key(id text) RETURNS bytea "
+    "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE "
+    "AS $$ SELECT sha256(convert_to(id, 'UTF8')) $$"
 )
 
 
@@ -126,6 +136,7 @@ class PostgresDialect(Dialect):
     def create_tables(self, statements: Sequence[str]) -> None:
         self.tracker.create_table()
         with self.writing() as c:
+            c.execute(ID_DIGEST_FUNCTION)
             for statement in statements:
                 c.execute(statement)
 

@@ -42,9 +42,10 @@ class ColumnTypes:
     boolean: str
     json: str
     time: str
-    # Whether ids are looked up through hash indexes rather than keys: a btree index entry
-    # (a key's) cannot hold ids of MAX_ID_LENGTH characters of any text on every database.
-    hashed_ids: bool = False
+    # An SQL function of an id, of a fixed size, where a key cannot hold ids of MAX_ID_LENGTH
+    # characters of any text (a btree index entry's limit): ids are then looked up through
+    # hash indexes and made unique by keys on their digests. None: ids are keys themselves.
+    id_digest: str | None = None
 
     def create_statements(self, tables: Tables) -> list[str]:
         """The view tables, then the indexes of their ids (where they are not keys)."""
@@ -56,7 +57,7 @@ class ColumnTypes:
             self.json,
             self.time,
         )
-        keyed = not self.hashed_ids
+        keyed = self.id_digest is None
         session_key = " PRIMARY KEY" if keyed else " NOT NULL"
         active_keys = (
             ", PRIMARY KEY (session_id, position), UNIQUE (session_id, message_id)" if keyed else ""
@@ -95,28 +96,35 @@ class ColumnTypes:
         ]
 
     def id_index_statements(self, tables: Tables) -> list[str]:
-        """The hash indexes of the id columns (none where ids are keys)."""
-        if not self.hashed_ids:
-            return []
-        return [
-            f"CREATE INDEX IF NOT EXISTS {name} ON {table} USING hash ({column})"
-            for name, table, column in self.id_indexes(tables)
-        ]
+        """The indexes of the id columns where ids are not keys (none where they are)."""
+        return [statement for _, _, statement in self.id_indexes(tables)]
 
     def id_indexes(self, tables: Tables) -> list[tuple[str, str, str]]:
-        """(index, table, column) of each hash index of an id column."""
-        if not self.hashed_ids:
+        """(index, table, statement creating it) of each index of the id columns where ids
+        are not keys: a hash index per id column to find them, and unique keys on the ids'
+        digests where ids are keys elsewhere."""
+        if self.id_digest is None:
             return []
-        columns = {
-            tables.sessions: ["session_id"],
-            tables.active_messages: ["session_id", "message_id"],
-            tables.message_history: ["session_id", "message_id"],
-            tables.compaction_attempts: ["session_id"],
-        }
+        session, message = (
+            f"{self.id_digest}({column})" for column in ("session_id", "message_id")
+        )
+        indexes = [  # (table, name, unique, what it indexes)
+            (tables.sessions, "session_id_hash", False, "session_id"),
+            (tables.sessions, "session_key", True, session),
+            (tables.active_messages, "session_id_hash", False, "session_id"),
+            (tables.active_messages, "message_id_hash", False, "message_id"),
+            (tables.active_messages, "position_key", True, f"{session}, position"),
+            (tables.active_messages, "message_key", True, f"{session}, {message}"),
+            (tables.message_history, "session_id_hash", False, "session_id"),
+            (tables.message_history, "message_id_hash", False, "message_id"),
+            (tables.message_history, "seq_key", True, f"{session}, seq"),
+            (tables.message_history, "message_key", True, f"{session}, {message}"),
+            (tables.compaction_attempts, "session_id_hash", False, "session_id"),
+            (tables.compaction_attempts, "version_key", True, f"{session}, version"),
+        ]
         return [
-            (f"{table}_{column}_hash", table, column)
-            for table, names in columns.items()
-            for column in names
+            (f"{table}_{name}", table, _index_statement(f"{table}_{name}", table, unique, what))
+            for table, name, unique, what in indexes
         ]
 
     def versions_statement(self) -> str:
@@ -130,3 +138,10 @@ class ColumnTypes:
             f"CREATE TABLE IF NOT EXISTS {SETTINGS_TABLE} "
             f"(name {self.text} PRIMARY KEY, value {self.long_text} NOT NULL)"
         )
+
+
+def _index_statement(name: str, table: str, unique: bool, what: str) -> str:
+    """A unique (btree) index, or a hash index to look values up."""
+    if unique:
+        return f"CREATE UNIQUE INDEX IF NOT EXISTS {name} ON {table} ({what})"
+    return f"CREATE INDEX IF NOT EXISTS {name} ON {table} USING hash ({what})"
