@@ -98,9 +98,8 @@ class Truth:
     def new_rows(self, after: int) -> list[tuple[int, str]]:
         return self.query("SELECT id, session_id FROM messages WHERE id > ? ORDER BY id", after)
 
-    def wrote(self, rows: list[tuple[int, str]], dicts: list[dict[str, Any]], how: str,
-              summary: str | None, summary_is: str) -> None:
-        """`rows` hold `dicts`, in order. `summary_is`: "committed", "failed" or "handoff"."""
+    def wrote(self, rows: list[tuple[int, str]], dicts: list[dict[str, Any]], how: str) -> None:
+        """`rows` hold `dicts`, in order."""
         assert len(rows) == len(dicts), (how, rows, len(dicts))
         stored = dict(self.query(
             f"SELECT id, role FROM messages WHERE id IN ({','.join('?' * len(rows))})",
@@ -112,7 +111,8 @@ class Truth:
             truth = message.get("_truth")
             if message.get("role") == "session_meta":
                 entry["session_meta"] = True
-            if message.get("_compressed_summary"):
+            if "_summary" in message:  # (summary id, "committed", "failed" or "handoff")
+                summary, summary_is = message["_summary"]
                 entry["summary"] = summary
                 entry["summary_is"] = summary_is
                 if summary_is != "failed":
@@ -131,6 +131,9 @@ class Truth:
             self.rows[row] = entry
 
     def dump(self, path: Path, scenarios: dict[str, str]) -> None:
+        columns = ("source", "model", "parent_session_id", "title", "end_reason")
+        for session_id, *values in self.query(f"SELECT id, {', '.join(columns)} FROM sessions"):
+            self.session(session_id).update(zip(columns, values, strict=True))
         data = {
             "hermes_version": installed_version("hermes-agent"),
             "schema_version": SCHEMA_VERSION,
@@ -168,7 +171,6 @@ class Conversation:
         if hasattr(compressor, "abort_on_summary_failure"):
             compressor.abort_on_summary_failure = False
         self.history: list[dict[str, Any]] = []
-        self.summary: tuple[str | None, str] = (None, "failed")
         self.skip: set[int] = set()
         self.count = 0
 
@@ -196,12 +198,13 @@ class Conversation:
                       in_place=self.agent.compression_in_place, head=3)
         self.history, self.count = loaded, count
 
-    def turn(self, user: str, replies: list[dict[str, Any]], compact: str | None = None) -> None:
+    def turn(self, user: dict[str, Any], replies: list[dict[str, Any]],
+             compact: str | None = None) -> None:
         """The user's message, an optional preflight compaction ("commit", "fail", "rotate"),
         then the replies; the agent flushes after the user's message and after each reply."""
         messages = list(self.history)
         history: list[dict[str, Any]] | None = self.history
-        messages.append(self.say("user", user))
+        messages.append(user)
         if compact is not None:
             messages, history = self.compact(messages, history, compact)
         self.flush(messages, history)
@@ -217,8 +220,7 @@ class Conversation:
         rows = self.truth.new_rows(before)
         if len(rows) != len(pending):  # releases that flush from a positional cursor
             pending = messages[len(messages) - len(rows):] if rows else []
-        summary, summary_is = self.summary
-        self.truth.wrote(rows, pending, "flush", summary, summary_is)
+        self.truth.wrote(rows, pending, "flush")
 
     def compact(self, messages: list[dict[str, Any]], history: list[dict[str, Any]] | None,
                 how: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
@@ -241,7 +243,12 @@ class Conversation:
             if how == "fail":
                 db.archive_and_compact = real_archive
         assert compressed is not messages, "the compressor did not compress"
-        merged = [m.get("_truth") for m in compressed if m.get("_compressed_summary")]
+        kind = {"commit": "committed", "fail": "failed", "rotate": "handoff"}[how]
+        for message in compressed:  # the summary: new, or merged into a tail message
+            text = message.get("content")
+            if "_truth" not in message or str(text).startswith("[PRIOR CONTEXT"):
+                message["_summary"] = (summary, kind)
+        merged = [m.get("_truth") for m in compressed if "_summary" in m]
         kept = [m["_truth"] for m in compressed if m.get("_truth") in snapshot]
         self.state["attempts"].append({
             "kind": how, "summary": summary, "merged_into": merged[0] if merged else None,
@@ -251,7 +258,7 @@ class Conversation:
         })
         rows = self.truth.new_rows(before)
         if how == "commit":
-            self.truth.wrote(rows, compressed, "archive_and_compact", summary, "committed")
+            self.truth.wrote(rows, compressed, "archive_and_compact")
             order = [m.get("_truth") or summary for m in compressed]
             if merged and merged[0]:
                 order.insert(order.index(merged[0]), summary)
@@ -259,17 +266,15 @@ class Conversation:
             return compressed, list(compressed)  # conversation_history_after_compression
         if how == "fail":
             assert rows == [], rows
-            self.summary = (summary, "failed")
             return compressed, None
         old = [r for r in rows if r[1] == parent]  # the rotation's flush to the parent
-        self.truth.wrote(old, pending[: len(old)], "flush", None, "failed")
+        self.truth.wrote(old, pending[: len(old)], "flush")
         self.session_id = agent.session_id
         self.state["parent"] = parent
         self.state["handoff"] = summary
         child = [r for r in rows if r[1] != parent]  # replace_messages, where Hermes does it
-        self.truth.wrote(child, compressed[: len(child)], "replace_messages", summary, "handoff")
+        self.truth.wrote(child, compressed[: len(child)], "replace_messages")
         self.skip = {id(m) for m in compressed[: len(child)]}
-        self.summary = (summary, "handoff")
         return compressed, None
 
     def rewind(self, back: int) -> None:
@@ -306,10 +311,11 @@ def chat(conversation: Conversation, n: int, *, compact: str | None = None,
          tools: bool = False) -> None:
     """A turn: the user asks, the assistant may read a file, then answers."""
     c = conversation
+    user = c.say("user", f"Step {n}: please tidy module_{n}.")
     replies = call(c, n, f"src/module_{n}.py") if tools else []
     replies.append(c.say("assistant", f"Done with step {n}: module_{n} is tidy now.",
                          finish_reason="stop"))
-    c.turn(f"Step {n}: please tidy module_{n}.", replies, compact=compact)
+    c.turn(user, replies, compact=compact)
 
 
 def scenarios(truth: Truth, db: SessionDB) -> dict[str, str]:
@@ -319,10 +325,10 @@ def scenarios(truth: Truth, db: SessionDB) -> dict[str, str]:
 
     c = Conversation(truth, db, "20260101_090000_plain1", "cli")
     chat(c, 1, tools=True)
-    c.turn("ok", [c.say("assistant", "ok", finish_reason="stop")])
-    c.turn("ok", [c.say("assistant", "Anything else?", finish_reason="stop")])  # real repeats
-    c.turn("Read module_1 again please.", [*call(c, 1, "src/module_1.py"),
-           c.say("assistant", "Same as before.", finish_reason="stop")])  # same tool output
+    c.turn(c.say("user", "ok"), [c.say("assistant", "ok", finish_reason="stop")])
+    c.turn(c.say("user", "ok"), [c.say("assistant", "Anything else?", finish_reason="stop")])
+    c.turn(c.say("user", "Read module_1 again please."), [  # the same tool output again
+        *call(c, 1, "src/module_1.py"), c.say("assistant", "Same as before.", finish_reason="stop")])
     db.set_session_title(c.session_id, "Tidy the project")
     done[c.session_id] = "plain: tool calls, reasoning, a repeated 'ok', the same tool output twice, a title"
 
@@ -416,7 +422,7 @@ def gateway_meta(c: Conversation) -> None:
             "timestamp": 1_800_000_000.0}
     before = c.truth.last_row()
     store.append_to_transcript(c.session_id, meta)
-    c.truth.wrote(c.truth.new_rows(before), [meta], "gateway", None, "failed")
+    c.truth.wrote(c.truth.new_rows(before), [meta], "gateway")
 
 
 def main(out: Path) -> None:
