@@ -184,7 +184,7 @@ def hermes_report_table(reports: Sequence[Any], *, dry_run: bool) -> Table:
             compactions,
             str(report.duplicates_dropped),
             "\n".join(report.notes),
-            style="yellow" if report.status == "repaired" else None,
+            style={"repaired": "yellow", "doubtful": "red"}.get(report.status),
         )
     return table
 
@@ -192,8 +192,10 @@ def hermes_report_table(reports: Sequence[Any], *, dry_run: bool) -> Table:
 def hermes_summary(reports: Sequence[Any], *, dry_run: bool) -> str:
     counts = {
         status: sum(report.status == status for report in reports)
-        for status in ("imported", "repaired", "unchanged")
+        for status in ("imported", "repaired", "unchanged", "doubtful")
     }
+    if not counts["doubtful"]:
+        del counts["doubtful"]
     text = f"{plural(len(reports), 'session')}: " + ", ".join(
         f"{count} {status}" for status, count in counts.items()
     )

@@ -14,7 +14,7 @@ import pytest
 from click.testing import Result
 
 from support.cli import Run
-from support.hermes import FIXTURE
+from support.hermes import SYNTHETIC as FIXTURE
 
 
 HEALTHY, COMPACTED, CORRUPTED = (

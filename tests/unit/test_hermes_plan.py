@@ -18,7 +18,7 @@ from transcripts.adapters.importers.hermes.plan import (
     row_ranges,
 )
 
-from support.hermes import SUMMARY, HermesHistory
+from support.hermes import MERGED, SUMMARY, HermesHistory
 
 CALL = '[{"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]'
 
@@ -81,10 +81,10 @@ def test_a_committed_compaction_keeps_the_carried_head_and_tail_and_supersedes_t
     assert compaction.reason == f"Hermes in-place compaction (summary row {summary_row})"
     assert compaction.snapshot == planned(rows)
     assert compaction.superseded == planned(rows[2:4])
-    assert compaction.summary_id == message_id("s1", summary_row)
+    assert compaction.summary_id == message_id("s1", summary_row) + ":summary"
     assert compaction.replacement == [
         *planned(rows[:2]),
-        {"role": "user", "content": SUMMARY.format("early"), "timestamp": 1_800_000_006},
+        {"role": "user", "content": SUMMARY.format("early"), "timestamp": 1_800_000_008},
         *planned(rows[4:]),
     ]
     assert compaction.commits is True
@@ -110,7 +110,7 @@ def test_a_second_compaction_summarises_the_first_summary_with_the_messages_afte
         *planned(later),
     ]
     assert two.superseded == [
-        message_id("s1", first_summary),
+        message_id("s1", first_summary) + ":summary",
         *planned(first[4:]),
         *planned(later[:3]),
     ]
@@ -158,21 +158,46 @@ def test_copies_reinserted_while_their_originals_are_live_are_a_failed_attempt_n
     ]
 
 
-def test_a_failed_commit_archived_later_by_a_committed_one_is_still_a_failed_attempt() -> None:
+def test_a_failed_commit_a_later_compaction_archived_cannot_be_told_from_a_commit() -> None:
     hermes = HermesHistory()
     rows = hermes.turns(6, "turn")
-    hermes.compact(head=2, tail=2, text="attempt one", commit=False)
-    more = hermes.turns(2, "more")
-    committed_row = hermes.compact(head=2, tail=2, text="attempt two")
+    failed_row = hermes.compact(head=2, tail=2, text="attempt one", commit=False)
+    hermes.turns(2, "more")
+    hermes.compact(head=2, tail=2, text="attempt two")
     result = plan(hermes)
-    assert kinds(result) == ["Append"] * 6 + ["Fail"] + ["Append"] * 2 + ["Compact"]
-    compaction = result.units[-1]
-    assert isinstance(compaction, Compact) and compaction.commits
-    assert compaction.summary_id == message_id("s1", committed_row)
-    assert compaction.superseded == planned(rows[2:])
-    assert compaction.replacement[:2] == planned(rows[:2])
-    assert compaction.replacement[3:] == planned(more)
-    assert (result.messages, result.active, result.duplicates_dropped) == (9, 5, 4)
+    assert kinds(result) == ["Append"] * 6 + ["Compact"] + ["Append"] * 2 + ["Compact"]
+    assert appended(result) == planned([*rows, 12, 13])  # the copies are never messages
+    assert (result.committed, result.failed, result.duplicates_dropped) == (2, 0, 0)
+    assert any(f"summary rows {failed_row} had their rows archived" in n for n in result.notes)
+
+
+def test_a_user_saying_the_same_thing_twice_says_it_twice() -> None:
+    hermes = HermesHistory()
+    hermes.say("user", "ok")
+    hermes.say("assistant", "Done.")
+    hermes.say("user", "ok")
+    hermes.say("tool", "same output", tool_call_id="c1", tool_name="t")
+    hermes.say("tool", "same output", tool_call_id="c1", tool_name="t")
+    result = plan(hermes)
+    assert appended(result) == planned([1, 2, 3, 4, 5])
+    assert (result.duplicates_dropped, result.repaired) == (0, False)
+
+
+def test_a_summary_merged_into_the_first_tail_message_keeps_that_message_once() -> None:
+    hermes = HermesHistory()
+    rows = hermes.turns(6, "turn")
+    hermes.compact(head=0, tail=2, text="merged")
+    merged = hermes.rows[-2]
+    merged["content"] = MERGED.format(merged["content"], SUMMARY.format("merged"))
+    merged.pop("_compressed_summary", None)
+    hermes.rows.pop(-3)  # the standalone summary: merged into the first tail copy instead
+    result = plan(hermes)
+    [compaction] = [unit for unit in result.units if isinstance(unit, Compact)]
+    assert compaction.superseded == planned(rows[:4])
+    summary = compaction.replacement[0]
+    assert isinstance(summary, dict) and summary["content"] == SUMMARY.format("merged")
+    assert compaction.replacement[1:] == planned(rows[4:])
+    assert appended(result) == planned(rows)
 
 
 def test_repeated_failed_commits_are_one_failed_attempt_each() -> None:

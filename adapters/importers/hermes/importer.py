@@ -21,7 +21,7 @@ from .plan import plan_session
 from .reader import HermesFile, HermesImportError, HermesSession
 from .steps import Append, Compact, Fail, SessionPlan, Unit
 
-Status = Literal["imported", "unchanged", "repaired"]
+Status = Literal["imported", "unchanged", "repaired", "doubtful"]
 Progress = Callable[[int, int], None]
 
 _BATCH = 500
@@ -124,7 +124,7 @@ def _resume_point(store: TranscriptStore, session: HermesSession, plan: SessionP
     if erased or events and done == len(plan.units):
         status: Status = "unchanged"
     else:
-        status = "repaired" if plan.repaired else "imported"
+        status = "doubtful" if plan.doubts else "repaired" if plan.repaired else "imported"
     report = SessionReport(
         session_id=session.id,
         status=status,
@@ -209,11 +209,13 @@ def _compact(
             f"session {session_id!r} changed in the store while it was imported "
             f"({unit.reason}); import the file again to resume"
         )
-    if isinstance(unit, Fail):
-        store.fail_compaction(attempt, unit.error, failure=STORAGE_ERROR, reason=unit.reason)
-        return
     stored = {message["id"]: message for message in attempt.messages}
     replacement = [stored[ids.get(m, m)] if isinstance(m, str) else m for m in unit.replacement]
+    if isinstance(unit, Fail):
+        store.fail_compaction(
+            attempt, unit.error, failure=STORAGE_ERROR, reason=unit.reason, replacement=replacement
+        )
+        return
     result = store.commit_compaction(
         attempt,
         replacement,
