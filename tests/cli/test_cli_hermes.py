@@ -1,6 +1,7 @@
-"""`import hermes` on the real-format Hermes fixture, then the read commands on what it stored.
+"""`import hermes` on the synthetic schema-31 file and on a file hermes-agent 0.19.0 wrote, then
+the read commands on what it stored.
 
-The report's notes are the importer's words (adapters/hermes_import.py); these tests check
+The report's notes are the importer's words (adapters/importers/hermes); these tests check
 the table around them exactly and the notes only for what they must say.
 """
 
@@ -14,7 +15,7 @@ import pytest
 from click.testing import Result
 
 from support.cli import Run
-from support.hermes import SYNTHETIC as FIXTURE
+from support.hermes import SYNTHETIC as FIXTURE, Release
 
 
 HEALTHY, COMPACTED, CORRUPTED = (
@@ -23,8 +24,6 @@ HEALTHY, COMPACTED, CORRUPTED = (
     "20260831_093000_99477a",
 )
 PARENT, CHILD = "20260901_080000_0a0b0c", "20260901_083000_0d0e0f"
-
-pytestmark = pytest.mark.skipif(not FIXTURE.exists(), reason="the Hermes fixture is not there")
 
 
 def digest(path: Path) -> str:
@@ -146,3 +145,15 @@ def test_a_hermes_file_given_as_the_store_is_refused_and_untouched(run: Run) -> 
         f"Error: {FIXTURE} is not a transcript store: it is a SQLite database of another program"
     )
     assert digest(FIXTURE) == before
+
+
+def test_a_file_hermes_0_19_0_wrote_imports_with_its_failed_commits_repaired(run: Run) -> None:
+    release = Release.load("0.19.0")
+    reports = as_json(run("import", "hermes", str(release.path), "--json"))
+    statuses = {report["session_id"]: report["status"] for report in reports}
+    failing = {s for s, truth in release.sessions.items() if truth["attempts"][-1:] and
+               truth["attempts"][-1]["kind"] == "fail"}  # fmt: skip
+    assert {s for s, status in statuses.items() if status == "repaired"} == failing
+    assert lines(run("import", "hermes", str(release.path)))[-1] == (
+        f"{len(reports)} sessions: 0 imported, 0 repaired, {len(reports)} unchanged."
+    )

@@ -1,4 +1,4 @@
-"""Importing a Hermes `state.db`: the fixture's sessions end to end (healthy, compacted,
+"""Importing a Hermes `state.db`: the synthetic schema-31 file's sessions end to end (healthy, compacted,
 corrupted by the failed-commit bug, a rotation), idempotence, dry runs, the read-only source,
 bad files, and Hermes histories written the way Hermes writes them (successive compactions,
 summaries of summaries, rewinds, JSON content)."""
