@@ -18,7 +18,7 @@ import pytest
 from transcripts import TranscriptError, TranscriptStore
 from transcripts.adapters.importers.hermes import HermesImportError, SessionReport, import_hermes
 
-from support.hermes import SYNTHETIC as FIXTURE, HermesHistory, make_hermes
+from support.hermes import SUMMARY, SYNTHETIC as FIXTURE, HermesHistory, make_hermes
 
 HEALTHY = "20260829_101500_a1b2c3"
 COMPACTED = "20260830_141200_d4e5f6"
@@ -549,3 +549,14 @@ def test_a_compaction_the_store_refuses_is_recorded_as_its_failure(
     assert (entry["status"], entry["failure"]) == ("failed", "orphaned_tool_result")
     assert len(empty_store.active("s1")) == 3
     assert report.compactions_failed == 1
+
+
+def test_a_session_with_something_the_file_cannot_tell_is_reported_doubtful_with_a_note(
+    empty_store: TranscriptStore, hermes: HermesHistory, tmp_path: Path
+) -> None:
+    hermes.turns(2, "before")
+    summary = hermes.say("user", SUMMARY.format("nothing repeats around me"))
+    (report,) = import_hermes(empty_store, hermes.write(tmp_path / "state.db"))
+    assert report.status == "doubtful"
+    assert any(f"row {summary} is a compaction summary" in note for note in report.notes)
+    assert len(empty_store.active("s1")) == 3  # kept as a message

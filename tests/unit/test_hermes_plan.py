@@ -274,3 +274,28 @@ def test_a_row_the_store_cannot_take_is_left_out_with_a_note() -> None:
 def test_row_ranges_joins_consecutive_rows() -> None:
     assert row_ranges([7, 1, 2, 3, 3, 9, 10]) == "1–3, 7, 9–10"
     assert row_ranges([]) == ""
+
+
+def test_a_summary_nothing_around_repeats_outside_a_rotation_child_is_kept_and_in_doubt() -> None:
+    hermes = HermesHistory()
+    hermes.turns(2, "before")
+    summary = hermes.say("user", SUMMARY.format("who knows"))
+    result = plan(hermes)
+    assert appended(result) == planned([1, 2, summary])
+    assert result.doubts == [
+        f"row {summary} is a compaction summary, but no row around it repeats the context; "
+        "kept as a message"
+    ]
+    assert plan(hermes, parent_id="parent").doubts == []  # a rotation child's handoff
+
+
+def test_a_later_copy_of_a_summary_that_never_committed_is_not_a_message() -> None:
+    hermes = HermesHistory()
+    rows = hermes.turns(6, "turn")
+    failed = hermes.compact(head=2, tail=2, text="attempt", commit=False)
+    hermes.copy([failed])  # carried again, as a later head or tail would carry it
+    more = hermes.turns(2, "more")
+    result = plan(hermes)
+    assert appended(result) == planned([*rows, *more])
+    assert result.stray_copies == [failed + 3]
+    assert result.repaired
