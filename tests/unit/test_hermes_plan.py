@@ -299,3 +299,15 @@ def test_a_later_copy_of_a_summary_that_never_committed_is_not_a_message() -> No
     assert appended(result) == planned([*rows, *more])
     assert result.stray_copies == [failed + 3]
     assert result.repaired
+
+
+def test_a_message_repeating_the_first_one_right_before_a_commit_stays_a_message() -> None:
+    hermes = HermesHistory()
+    rows = hermes.turns(6, "turn")
+    again = hermes.say("user", "turn 0")  # the user says the first thing again
+    hermes.compact(head=0, tail=2, text="later")  # archives it; no head copy
+    result = plan(hermes)
+    [compaction] = [unit for unit in result.units if isinstance(unit, Compact)]
+    assert appended(result) == planned([*rows, again])
+    assert compaction.superseded == planned([*rows[:5]])
+    assert compaction.replacement[1:] == planned([rows[5], again])

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from .... import InvalidMessageError
@@ -147,6 +148,10 @@ class _Planner:
     def block(self, index: int) -> int:
         summary = self.rows[index]
         head, self.pending = self.pending, []
+        # Head copies are written with the summary, so they share its state: a row before
+        # them that a commit archived while they stayed live is a message, not a copy.
+        while head and (head[0].live != summary.live or not self.run_matches(head)):
+            self.new_message(head.pop(0))
         tail, after = self.match(index, len(head))
         if self.rewound and not set(self.rewound) <= set(tail.ids):
             self.flush_rewind()
@@ -154,8 +159,6 @@ class _Planner:
         self.rewound = []  # kept by the tail: the originals of carried rows, not rewound
         block = Block(summary, head, [self.active[i] for i in range(len(head))], tail)
         if not block.copies:
-            for row in head:
-                self.new_message(row)
             self.ordinary(summary)
             return index + 1
         snapshot = list(self.active)
@@ -183,13 +186,7 @@ class _Planner:
             self.new_message(summary)
             return
         summary_id = message_id(self.session.id, summary.row_id) + ":summary"
-        message = {**summary.summary_message(), "id": summary_id}
-        self.new_message(
-            HermesRow(
-                summary.row_id, message, summary.identity, summary.live, summary.archived, True
-            ),
-            summary_id,
-        )
+        self.new_message(replace(summary, message=summary.summary_message()), summary_id)
         self.new_message(summary.original)
 
     def commit(self, block: Block, snapshot: list[str]) -> None:
@@ -216,6 +213,9 @@ class _Planner:
         )
         if not commits:
             self.result.failed += 1
+            self.result.copies_dropped += [
+                r.row_id for r in block.copies if r is not summary.original
+            ]
             self.result.notes.append(
                 f"the compaction with summary row {summary.row_id} would leave a tool result "
                 "without its call; the store records it as failed (orphaned_tool_result)"
