@@ -58,7 +58,9 @@ def hermes_file(path: Path, version: int) -> Path:
                 connection.execute(f"ALTER TABLE messages ADD COLUMN {column}")
         if 25 <= version <= 30:
             connection.execute("ALTER TABLE sessions ADD COLUMN system_prompt_hash TEXT")
-            connection.execute("CREATE TABLE system_prompts (hash TEXT PRIMARY KEY, prompt TEXT NOT NULL)")
+            connection.execute(
+                "CREATE TABLE system_prompts (hash TEXT PRIMARY KEY, prompt TEXT NOT NULL)"
+            )
         connection.execute("INSERT INTO schema_version VALUES (?)", (version,))
     connection.close()
     return path
@@ -88,10 +90,13 @@ def write_session(path: Path) -> None:
                 "VALUES ('s1', 'cli', 1, ?)",
                 (PROMPT,),
             )
-        rows = [("user", f"turn {n}") if n % 2 == 0 else ("assistant", f"reply {n}") for n in range(6)]
+        rows = [
+            ("user", f"turn {n}") if n % 2 == 0 else ("assistant", f"reply {n}") for n in range(6)
+        ]
         for at, (role, text) in enumerate(rows):
             connection.execute(
-                "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s1', ?, ?, ?)",
+                "INSERT INTO messages (session_id, role, content, timestamp) "
+                "VALUES ('s1', ?, ?, ?)",
                 (role, text, at),
             )
         if {"active", "compacted"} <= message_columns:

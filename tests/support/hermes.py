@@ -58,7 +58,11 @@ class Release:
         if message_id.startswith(prefix):
             row_part, _, part = message_id.removeprefix(prefix).partition(":")
             entry = self.row(int(row_part))
-            return entry["summary"] if part == "summary" or "message" not in entry else entry["message"]
+            return (
+                entry["summary"]
+                if part == "summary" or "message" not in entry
+                else entry["message"]
+            )
         for attempt in store.compactions(session_id):
             if message_id in attempt["added"]:
                 return self.row(int(attempt["reason"].rsplit(" ", 1)[1].rstrip(")")))["summary"]

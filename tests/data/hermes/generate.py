@@ -65,7 +65,10 @@ class Summaries:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         self.count += 1
-        text = f"## Goal\nSummary {self.count}: the user is tidying a project.\n## Progress\nSteps done."
+        text = (
+            f"## Goal\nSummary {self.count}: the user is tidying a project.\n"
+            "## Progress\nSteps done."
+        )
         message = SimpleNamespace(content=text, tool_calls=None, reasoning=None)
         return SimpleNamespace(choices=[SimpleNamespace(message=message, finish_reason="stop")])
 
@@ -101,9 +104,12 @@ class Truth:
     def wrote(self, rows: list[tuple[int, str]], dicts: list[dict[str, Any]], how: str) -> None:
         """`rows` hold `dicts`, in order."""
         assert len(rows) == len(dicts), (how, rows, len(dicts))
-        stored = dict(self.query(
-            f"SELECT id, role FROM messages WHERE id IN ({','.join('?' * len(rows))})",
-            *[row for row, _ in rows]))
+        stored = dict(
+            self.query(
+                f"SELECT id, role FROM messages WHERE id IN ({','.join('?' * len(rows))})",
+                *[row for row, _ in rows],
+            )
+        )
         assert [stored[row] for row, _ in rows] == [m.get("role") for m in dicts], (how, rows)
         for (row, session_id), message in zip(rows, dicts, strict=True):
             state = self.session(session_id)
@@ -144,8 +150,11 @@ class Truth:
         path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
-def unflushed(messages: list[dict[str, Any]], history: list[dict[str, Any]] | None,
-              skip: set[int] = frozenset()) -> list[dict[str, Any]]:
+def unflushed(
+    messages: list[dict[str, Any]],
+    history: list[dict[str, Any]] | None,
+    skip: set[int] = frozenset(),
+) -> list[dict[str, Any]]:
     """The dicts the agent's flush will write: not marked persisted, not in the history, not
     written already (`skip`: ids of dicts a rotation stored in the child)."""
     known = {id(item) for item in history or []} | skip
@@ -155,13 +164,28 @@ def unflushed(messages: list[dict[str, Any]], history: list[dict[str, Any]] | No
 class Conversation:
     """One Hermes session driven turn by turn, the way the agent's loop drives it."""
 
-    def __init__(self, truth: Truth, db: SessionDB, session_id: str, platform: str, *,
-                 in_place: bool = True, head: int = 3) -> None:
+    def __init__(
+        self,
+        truth: Truth,
+        db: SessionDB,
+        session_id: str,
+        platform: str,
+        *,
+        in_place: bool = True,
+        head: int = 3,
+    ) -> None:
         self.truth, self.db, self.session_id = truth, db, session_id
         self.agent = AIAgent(
-            base_url=UNUSED_PORT, api_key="unused", model=MODEL, quiet_mode=True,
-            session_db=db, platform=platform, skip_context_files=True, skip_memory=True,
-            enabled_toolsets=[], session_id=session_id,
+            base_url=UNUSED_PORT,
+            api_key="unused",
+            model=MODEL,
+            quiet_mode=True,
+            session_db=db,
+            platform=platform,
+            skip_context_files=True,
+            skip_memory=True,
+            enabled_toolsets=[],
+            session_id=session_id,
         )
         self.agent.compression_in_place = in_place
         compressor = self.agent.context_compressor
@@ -181,25 +205,37 @@ class Conversation:
     def say(self, role: str, content: str | None, **fields: Any) -> dict[str, Any]:
         """A new message dict carrying its truth id."""
         self.count += 1
-        return {"role": role, "content": content, **fields,
-                "_truth": f"{self.session_id}/m{self.count}"}
+        return {
+            "role": role,
+            "content": content,
+            **fields,
+            "_truth": f"{self.session_id}/m{self.count}",
+        }
 
     def resume(self) -> None:
         """A new process: a new agent loads the session's live rows (with their timestamps)."""
         loaded = self.db.get_messages_as_conversation(self.session_id)
         rows = self.truth.query(
             "SELECT id FROM messages WHERE session_id = ? AND active = 1 ORDER BY id",
-            self.session_id)
+            self.session_id,
+        )
         for (row,), message in zip(rows, loaded, strict=True):
             entry = self.truth.rows[row]
             message["_truth"] = entry.get("message") or entry.get("summary")
         count = self.count
-        self.__init__(self.truth, self.db, self.session_id, self.agent.platform,
-                      in_place=self.agent.compression_in_place, head=3)
+        self.__init__(
+            self.truth,
+            self.db,
+            self.session_id,
+            self.agent.platform,
+            in_place=self.agent.compression_in_place,
+            head=3,
+        )
         self.history, self.count = loaded, count
 
-    def turn(self, user: dict[str, Any], replies: list[dict[str, Any]],
-             compact: str | None = None) -> None:
+    def turn(
+        self, user: dict[str, Any], replies: list[dict[str, Any]], compact: str | None = None
+    ) -> None:
         """The user's message, an optional preflight compaction ("commit", "fail", "rotate"),
         then the replies; the agent flushes after the user's message and after each reply."""
         messages = list(self.history)
@@ -219,19 +255,22 @@ class Conversation:
         self.agent._persist_session(messages, history)
         rows = self.truth.new_rows(before)
         if len(rows) != len(pending):  # releases that flush from a positional cursor
-            pending = messages[len(messages) - len(rows):] if rows else []
+            pending = messages[len(messages) - len(rows) :] if rows else []
         self.truth.wrote(rows, pending, "flush")
 
-    def compact(self, messages: list[dict[str, Any]], history: list[dict[str, Any]] | None,
-                how: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+    def compact(
+        self, messages: list[dict[str, Any]], history: list[dict[str, Any]] | None, how: str
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
         agent, db, parent = self.agent, self.db, self.session_id
         snapshot = list(self.state["active"])
         pending = unflushed(messages, history)
         summary = f"{parent}/summary{len(self.state['attempts']) + 1}"
         real_archive = getattr(db, "archive_and_compact", None)
         if how == "fail":
+
             def locked(*_: Any, **__: Any) -> int:
                 raise sqlite3.OperationalError("database is locked")
+
             db.archive_and_compact = locked
         before = self.truth.last_row()
         kwargs: dict[str, Any] = {"approx_tokens": 100_000}
@@ -250,12 +289,17 @@ class Conversation:
                 message["_summary"] = (summary, kind)
         merged = [m.get("_truth") for m in compressed if "_summary" in m]
         kept = [m["_truth"] for m in compressed if m.get("_truth") in snapshot]
-        self.state["attempts"].append({
-            "kind": how, "summary": summary, "merged_into": merged[0] if merged else None,
-            "snapshot": snapshot, "kept": kept,
-            "superseded": [m for m in snapshot if m not in kept],
-            "error": "database is locked" if how == "fail" else None,
-        })
+        self.state["attempts"].append(
+            {
+                "kind": how,
+                "summary": summary,
+                "merged_into": merged[0] if merged else None,
+                "snapshot": snapshot,
+                "kept": kept,
+                "superseded": [m for m in snapshot if m not in kept],
+                "error": "database is locked" if how == "fail" else None,
+            }
+        )
         rows = self.truth.new_rows(before)
         if how == "commit":
             self.truth.wrote(rows, compressed, "archive_and_compact")
@@ -281,10 +325,16 @@ class Conversation:
         """/undo: Hermes rewinds to the `back`-th last live user row."""
         rows = self.truth.query(
             "SELECT id FROM messages WHERE session_id = ? AND role = 'user' AND active = 1 "
-            "ORDER BY id DESC", self.session_id)
+            "ORDER BY id DESC",
+            self.session_id,
+        )
         target = rows[back - 1][0]
-        live = {row for (row,) in self.truth.query(
-            "SELECT id FROM messages WHERE session_id = ? AND active = 1", self.session_id)}
+        live = {
+            row
+            for (row,) in self.truth.query(
+                "SELECT id FROM messages WHERE session_id = ? AND active = 1", self.session_id
+            )
+        }
         self.db.rewind_to_message(self.session_id, target)
         undone = sorted(row for row in live if row >= target)
         gone = {self.truth.rows[row].get("message") for row in undone}
@@ -297,24 +347,37 @@ def call(conversation: Conversation, n: int, path: str) -> list[dict[str, Any]]:
     """An assistant message calling read_file, and the tool's result."""
     call_id = f"call_{conversation.session_id[-4:]}_{n}"
     arguments = json.dumps({"path": path})
-    tool_calls = [{"id": call_id, "type": "function",
-                   "function": {"name": "read_file", "arguments": arguments}}]
+    tool_calls = [
+        {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": "read_file", "arguments": arguments},
+        }
+    ]
     return [
-        conversation.say("assistant", "", tool_calls=tool_calls, finish_reason="tool_calls",
-                         reasoning=f"I should read {path} first."),
-        conversation.say("tool", f"contents of {path}: 12 lines", tool_call_id=call_id,
-                         tool_name="read_file"),
+        conversation.say(
+            "assistant",
+            "",
+            tool_calls=tool_calls,
+            finish_reason="tool_calls",
+            reasoning=f"I should read {path} first.",
+        ),
+        conversation.say(
+            "tool", f"contents of {path}: 12 lines", tool_call_id=call_id, tool_name="read_file"
+        ),
     ]
 
 
-def chat(conversation: Conversation, n: int, *, compact: str | None = None,
-         tools: bool = False) -> None:
+def chat(
+    conversation: Conversation, n: int, *, compact: str | None = None, tools: bool = False
+) -> None:
     """A turn: the user asks, the assistant may read a file, then answers."""
     c = conversation
     user = c.say("user", f"Step {n}: please tidy module_{n}.")
     replies = call(c, n, f"src/module_{n}.py") if tools else []
-    replies.append(c.say("assistant", f"Done with step {n}: module_{n} is tidy now.",
-                         finish_reason="stop"))
+    replies.append(
+        c.say("assistant", f"Done with step {n}: module_{n} is tidy now.", finish_reason="stop")
+    )
     c.turn(user, replies, compact=compact)
 
 
@@ -327,10 +390,17 @@ def scenarios(truth: Truth, db: SessionDB) -> dict[str, str]:
     chat(c, 1, tools=True)
     c.turn(c.say("user", "ok"), [c.say("assistant", "ok", finish_reason="stop")])
     c.turn(c.say("user", "ok"), [c.say("assistant", "Anything else?", finish_reason="stop")])
-    c.turn(c.say("user", "Read module_1 again please."), [  # the same tool output again
-        *call(c, 1, "src/module_1.py"), c.say("assistant", "Same as before.", finish_reason="stop")])
+    c.turn(
+        c.say("user", "Read module_1 again please."),
+        [  # the same tool output again
+            *call(c, 1, "src/module_1.py"),
+            c.say("assistant", "Same as before.", finish_reason="stop"),
+        ],
+    )
     db.set_session_title(c.session_id, "Tidy the project")
-    done[c.session_id] = "plain: tool calls, reasoning, a repeated 'ok', the same tool output twice, a title"
+    done[c.session_id] = (
+        "plain: tool calls, reasoning, a repeated 'ok', the same tool output twice, a title"
+    )
 
     c = Conversation(truth, db, "20260101_100000_gatew1", "telegram")
     gateway_meta(c)
@@ -418,8 +488,13 @@ def gateway_meta(c: Conversation) -> None:
     c.agent._ensure_db_session()
     store = SessionStore(HOME / "sessions", GatewayConfig())
     store._db = c.db
-    meta = {"role": "session_meta", "tools": [], "model": MODEL, "platform": "telegram",
-            "timestamp": 1_800_000_000.0}
+    meta = {
+        "role": "session_meta",
+        "tools": [],
+        "model": MODEL,
+        "platform": "telegram",
+        "timestamp": 1_800_000_000.0,
+    }
     before = c.truth.last_row()
     store.append_to_transcript(c.session_id, meta)
     c.truth.wrote(c.truth.new_rows(before), [meta], "gateway")
@@ -440,8 +515,10 @@ def main(out: Path) -> None:
     os.replace(target / "state.db.tmp", target / "state.db")
     truth.dump(target / "truth.json", done)
     shutil.rmtree(HOME, ignore_errors=True)
-    print(f"hermes-agent {release} (schema {SCHEMA_VERSION}): {len(done)} sessions, "
-          f"{len(truth.rows)} rows -> {target}")
+    print(
+        f"hermes-agent {release} (schema {SCHEMA_VERSION}): {len(done)} sessions, "
+        f"{len(truth.rows)} rows -> {target}"
+    )
 
 
 if __name__ == "__main__":
