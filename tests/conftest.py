@@ -1,25 +1,26 @@
 """Shared fixtures. `store` runs a test once per backend: memory, a real SQLite file and,
-when $TRANSCRIPTS_TEST_POSTGRES_URL names a PostgreSQL server, a fresh PostgreSQL database."""
+when $TRANSCRIPTS_TEST_POSTGRES_URL names a PostgreSQL server, a fresh PostgreSQL database
+(support/backends.py); `durable_url` once per backend other connections can reach."""
 
 from __future__ import annotations
 
-import os
 import uuid
-from urllib.parse import quote
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
-
-from transcripts import TranscriptStore
-from transcripts.application.storage import StoreConfig
-
+from support.backends import (
+    BACKENDS,
+    DURABLE_BACKENDS,
+    POSTGRES_SERVER,
+    POSTGRES_VARIABLE,
+    fresh_url,
+)
 from support.limits import reachable_directory
 from support.messages import turns
-
-POSTGRES_VARIABLE = "TRANSCRIPTS_TEST_POSTGRES_URL"
-POSTGRES_SERVER = os.environ.get(POSTGRES_VARIABLE)  # read once: tests change the environment
-BACKENDS = ["memory", "sqlite", *(["postgres"] if POSTGRES_SERVER else [])]
+from transcripts import TranscriptStore
+from transcripts.application.storage import StoreConfig
 
 
 @pytest.fixture(autouse=True)
@@ -42,11 +43,14 @@ def backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def store_url(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
     """A URL of a fresh, empty store on the test's backend."""
-    if backend == "memory":
-        return "memory://"
-    if backend == "postgres":
-        return request.getfixturevalue("postgres_url")
-    return f"sqlite:///{tmp_path / 'store.db'}"
+    return fresh_url(backend, tmp_path, request)
+
+
+@pytest.fixture(params=DURABLE_BACKENDS)
+def durable_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A URL of a fresh, empty store in a database other connections can reach (a SQLite
+    file, a PostgreSQL database): the test runs once on each such backend."""
+    return fresh_url(request.param, tmp_path, request)
 
 
 class PostgresServer:

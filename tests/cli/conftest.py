@@ -1,5 +1,6 @@
-"""Fixtures for the command line tests: a store file with known content, a runner, and
-`normalise` (support/cli.py), which makes the made-up ids and times of an output comparable."""
+"""Fixtures for the command line tests: a store file with known content, a runner (`run_cli`
+of support/cli.py on it), and `normalise` (support/cli.py), which makes the made-up ids and
+times of an output comparable."""
 
 from __future__ import annotations
 
@@ -7,14 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-from transcripts import TranscriptStore
-from transcripts.adapters.cli import cli
-
-from support.cli import Run, normalise
+from click.testing import Result
+from support.cli import Run, normalise, run_cli
 from support.messages import TRIP, TRIP_SUMMARY
+from transcripts import TranscriptStore
 
-WIDTH = "120"
 
 @pytest.fixture
 def db(tmp_path: Path) -> str:
@@ -27,16 +25,7 @@ def run(db: str) -> Run:
     """Run the command line on the `db` store: run("show", "trip"). Tables are 120 wide."""
 
     def invoke(*args: str, url: str | None = None, input: str | None = None) -> Result:
-        runner = CliRunner(
-            env={"COLUMNS": WIDTH, "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1"}
-        )
-        return runner.invoke(
-            cli,
-            ["--db", url or db, *args],
-            input=input,
-            catch_exceptions=False,
-            prog_name="transcripts",
-        )
+        return run_cli(url or db, *args, input=input)
 
     return invoke
 
@@ -74,4 +63,3 @@ def populated(db: str) -> str:
 @pytest.fixture(name="normalise")
 def normalise_fixture() -> Callable[[str], str]:
     return normalise
-

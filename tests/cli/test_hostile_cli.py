@@ -12,28 +12,22 @@ from typing import Any
 
 import pytest
 from click.testing import Result
+from support.cli import Run, error_line
+from support.corpus import (
+    DATA,
+    FTS5_QUERIES,
+    JSONL_CASES,
+    NOT_STORES,
+    QUERIES,
+    SESSION_IDS,
+    copy,
+)
+from support.limits import READ_ONLY, limited, read_only
+from support.rows import damage_event, log_rows, path_of
 from transcripts import TranscriptStore
 from transcripts.domain.messages import MAX_MESSAGE_BYTES
 
-from support.cli import Run, error_line
-from support.limits import READ_ONLY, limited, read_only
-from support.rows import damage_event, log_rows, path_of
-
-
-
-DATA = Path(__file__).resolve().parents[1] / "data"
-NAMES: dict[str, dict[str, Any]] = json.loads((DATA / "hostile_names.json").read_text("utf-8"))
-JSONL_CASES: dict[str, dict[str, Any]] = json.loads((DATA / "jsonl" / "cases.json").read_text())
-def expanded(value: str | dict[str, Any]) -> str:
-    """A name of the corpus: text, or `{"repeat", "times", "then"}` for a long one."""
-    if isinstance(value, str):
-        return value
-    return value["repeat"] * value["times"] + value.get("then", "")
-
-
-SESSION_IDS = {name: expanded(value) for name, value in NAMES["session_ids"].items()}
-QUERIES = {**NAMES["invalid_queries"], **NAMES["invalid_fts5_queries"]}  # a SQLite store
-NOT_STORES = ["notes.txt.db", "sqlite_header_only.db", "hermes_schema_v99.db"]
+INVALID_QUERIES = {**QUERIES, **FTS5_QUERIES}  # a SQLite store refuses both
 
 
 def assert_intact(url: str, rows: list[tuple[Any, ...]]) -> None:
@@ -41,13 +35,6 @@ def assert_intact(url: str, rows: list[tuple[Any, ...]]) -> None:
     assert log_rows(url) == rows
     with TranscriptStore.open(url) as store:
         assert store.verify_projections().ok
-
-
-def copy(name: str, folder: Path) -> Path:
-    """A copy of a corpus file: the corpus itself is never changed."""
-    target = folder / Path(name).name
-    shutil.copy(DATA / name, target)
-    return target
 
 
 # -- files given to the commands --------------------------------------------------------------
@@ -163,7 +150,7 @@ def test_a_hostile_session_id_never_started_is_one_line_naming_it(
     assert_intact(populated, rows)
 
 
-@pytest.mark.parametrize("query", QUERIES.values(), ids=QUERIES.keys())
+@pytest.mark.parametrize("query", INVALID_QUERIES.values(), ids=INVALID_QUERIES.keys())
 def test_a_query_that_is_not_fts_syntax_is_one_line_and_changes_nothing(
     run: Run, hostile: str, query: str
 ) -> None:
@@ -175,6 +162,7 @@ def test_a_query_that_is_not_fts_syntax_is_one_line_and_changes_nothing(
 
 
 # -- a store the command cannot write ---------------------------------------------------------
+
 
 def transcripts(*args: str, **limits: Any) -> subprocess.CompletedProcess[str]:
     """The command line in a real process, under `limits`."""
@@ -246,7 +234,7 @@ DAMAGE = {
 @pytest.fixture(params=list(DAMAGE.values()), ids=list(DAMAGE))
 def corrupted(request: pytest.FixtureRequest, populated: str) -> str:
     """The populated store with event 3 of `trip` (message m1) damaged in place."""
-    damage_event(populated, "trip", 3, lambda _state: request.param)
+    damage_event(populated, "trip", 3, state=lambda _state: request.param)
     return populated
 
 

@@ -4,17 +4,14 @@ by another connection."""
 
 from __future__ import annotations
 
-import sqlite3
-import threading
-import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from typing import Any
 
 import pytest
-
-from transcripts import CompactionResult, TranscriptStore
-
 from support.reads import seen
+from support.rows import write_lock_held
+from transcripts import CompactionResult, TranscriptStore
 
 SESSION = "session-1"
 
@@ -74,29 +71,7 @@ def check_failed(observe: Observe) -> Callable[..., dict[str, Any]]:
 def hold_write_lock(sqlite_url: str) -> Iterator[Callable[[float], None]]:
     """Hold the write lock of the SQLite file from another connection for `seconds`.
 
-    Returns once the lock is held; a thread releases it later. The fixture waits for it.
+    Returns once the lock is held; it is released `seconds` later (or when the test ends).
     """
-    path = sqlite_url.removeprefix("sqlite:///")
-    threads: list[threading.Thread] = []
-
-    def hold(seconds: float) -> None:
-        locked = threading.Event()
-
-        def run() -> None:
-            connection = sqlite3.connect(path, isolation_level=None)
-            try:
-                connection.execute("BEGIN IMMEDIATE")
-                locked.set()
-                time.sleep(seconds)
-                connection.execute("ROLLBACK")
-            finally:
-                connection.close()
-
-        thread = threading.Thread(target=run, daemon=True)
-        thread.start()
-        threads.append(thread)
-        assert locked.wait(5), "could not take the SQLite write lock"
-
-    yield hold
-    for thread in threads:
-        thread.join()
+    with ExitStack() as held:
+        yield lambda seconds: held.enter_context(write_lock_held(sqlite_url, seconds))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -13,29 +12,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.corpus import (
+    DATA,
+    FTS5_QUERIES,
+    JSONL_CASES,
+    MESSAGES,
+    NOT_STORES,
+    QUERIES,
+    REFUSED_SESSION_IDS,
+    SESSION_IDS,
+    copy,
+)
+from support.limits import READ_ONLY, limited, read_only
+from support.reads import everything, seen
+from support.rows import damage_event, log_rows, path_of, table_names
 from transcripts import InvalidMessageError, StorageError, TranscriptError, TranscriptStore
 from transcripts.adapters.importers.hermes import HermesImportError, import_hermes
 from transcripts.adapters.importers.jsonl import JsonlError, read_jsonl
 from transcripts.domain.errors import InvalidSearchError, SessionNotFoundError
 from transcripts.domain.messages import MAX_MESSAGE_BYTES, canonical_json
 
-from support.limits import READ_ONLY, limited, read_only
-from support.reads import everything, seen
-from support.rows import damage_event, log_rows, path_of
-
-DATA = Path(__file__).resolve().parents[1] / "data"
-MESSAGES: dict[str, Any] = json.loads((DATA / "hostile_messages.json").read_text("utf-8"))
-NAMES: dict[str, dict[str, Any]] = json.loads((DATA / "hostile_names.json").read_text("utf-8"))
-JSONL_CASES: dict[str, dict[str, Any]] = json.loads((DATA / "jsonl" / "cases.json").read_text())
-def expanded(value: str | dict[str, Any]) -> str:
-    """A name of the corpus: text, or `{"repeat", "times", "then"}` for a long one."""
-    if isinstance(value, str):
-        return value
-    return value["repeat"] * value["times"] + value.get("then", "")
-
-
-SESSION_IDS = {name: expanded(value) for name, value in NAMES["session_ids"].items()}
-NOT_STORES = ["notes.txt.db", "sqlite_header_only.db", "hermes_schema_v99.db"]
 KEPT = "kept"
 VIEW_TABLES = {"stored_events", "sessions", "active_messages", "message_history"}
 
@@ -127,8 +123,7 @@ def test_an_oversized_compaction_summary_is_an_invalid_replacement(filled: Trans
 def test_a_malformed_jsonl_file_is_an_error_naming_the_file_and_the_line(
     tmp_path: Path, name: str
 ) -> None:
-    path = tmp_path / name
-    shutil.copy(DATA / "jsonl" / name, path)
+    path = copy(f"jsonl/{name}", tmp_path)
     case = JSONL_CASES[name]
     with pytest.raises(JsonlError) as raised:
         read_jsonl(path)
@@ -188,11 +183,6 @@ def test_a_hostile_session_id_never_started_is_session_not_found_and_changes_not
         filled.append(session_id, [{"role": "user", "content": "x"}])
     assert filled.search("kept", session_id=session_id) == []
     assert everything(filled) == before
-
-
-REFUSED_SESSION_IDS = {name: expanded(v) for name, v in NAMES["refused_session_ids"].items()}
-QUERIES = NAMES["invalid_queries"]
-FTS5_QUERIES = NAMES["invalid_fts5_queries"]
 
 
 @pytest.mark.parametrize("session_id", REFUSED_SESSION_IDS.values(), ids=REFUSED_SESSION_IDS.keys())
@@ -262,12 +252,8 @@ def test_hostile_ids_and_queries_leave_every_table_in_place(sqlite_url: str) -> 
             with pytest.raises(InvalidSearchError):
                 store.search(query)
         assert store.verify_projections().ok
-    with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:
-        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
-        (events,) = db.execute("SELECT count(*) FROM stored_events").fetchone()
-    db.close()
-    assert VIEW_TABLES <= tables
-    assert events == 2 * len(SESSION_IDS)
+    assert VIEW_TABLES <= table_names(sqlite_url)
+    assert len(log_rows(sqlite_url)) == 2 * len(SESSION_IDS)
 
 
 # -- files that are not stores ----------------------------------------------------------------
@@ -277,8 +263,7 @@ def test_hostile_ids_and_queries_leave_every_table_in_place(sqlite_url: str) -> 
 def test_a_file_that_is_not_a_store_is_a_storage_error_and_left_untouched(
     tmp_path: Path, name: str
 ) -> None:
-    path = tmp_path / name
-    shutil.copy(DATA / "stores" / name, path)
+    path = copy(f"stores/{name}", tmp_path)
     with pytest.raises(StorageError, match="is not a transcript store"):
         TranscriptStore.open(f"sqlite:///{path}")
     assert path.read_bytes() == (DATA / "stores" / name).read_bytes()
@@ -298,6 +283,7 @@ def test_a_hermes_store_of_an_unknown_schema_version_imports_nothing(
 
 
 # -- files the store cannot write -------------------------------------------------------------
+
 
 def in_child(path: Path, **limits: Any) -> dict[str, Any]:
     """Open the store in a child process under `limits` and append 2 MB to it; what it raised."""
@@ -368,7 +354,7 @@ CORRUPTIONS: dict[str, Callable[[bytes], bytes]] = {
 
 def corrupt(path: Path, damage: Callable[[bytes], bytes]) -> None:
     """Damage version 3 (message s1) of the sick session in place, with plain SQL."""
-    damage_event(f"sqlite:///{path}", SICK, 3, damage)
+    damage_event(f"sqlite:///{path}", SICK, 3, state=damage)
 
 
 @pytest.fixture(

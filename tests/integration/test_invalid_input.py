@@ -3,13 +3,9 @@ session working normally."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
+from support.corpus import MESSAGES
 from transcripts import InvalidMessageError, TranscriptError, TranscriptStore
-
-CORPUS = Path(__file__).resolve().parents[1] / "data" / "hostile_messages.json"
 
 
 def nested(depth: int) -> object:
@@ -29,7 +25,7 @@ INVALID = {
     "a non-string nested key": {"role": "user", "content": "hi", "meta": {(1, 2): "pair"}},
     "nested past the JSON encoder's limit": {"role": "user", "content": nested(300)},
     "nested past Python's recursion limit": {"role": "user", "content": nested(100_000)},
-    **json.loads(CORPUS.read_text(encoding="utf-8")),
+    **MESSAGES,
 }
 
 VALID = {"role": "user", "content": "fine"}

@@ -18,14 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from support.reads import snapshot
 from transcripts import (
     CompactionResult,
     InvalidMessageError,
     TranscriptError,
     TranscriptStore,
 )
-
-from .reliability_support import log_rows, seen
 
 S = "s"
 HUGE = 2**70
@@ -307,10 +306,6 @@ def fill(store: TranscriptStore) -> None:
     store.append(S, [{"id": "m4", "role": "user", "content": "after"}])
 
 
-def everything(store: TranscriptStore, url: str) -> dict[str, Any]:
-    return {"seen": seen(store), "log": log_rows(url) if url != "memory://" else None}
-
-
 def _run_bounded(call: Callable[[], object], seconds: float = 30) -> object:
     """Run `call` in a thread, so that an argument that is not refused cannot hang the test
     (a `stop` that is never set): the outcome, or the exception it raised."""
@@ -335,7 +330,7 @@ def test_a_public_method_refuses_an_argument_of_the_wrong_type_or_range_with_a_t
 ) -> None:
     fill(store)
     attempt = store.begin_compaction(S)
-    before = everything(store, store_url)
+    before = snapshot(store, store_url)
     spec = CASES[case]
     how, outcome = _run_bounded(lambda: spec.call(store, attempt))  # type: ignore[misc]
     if how == "raised":
@@ -344,16 +339,16 @@ def test_a_public_method_refuses_an_argument_of_the_wrong_type_or_range_with_a_t
         )
         if spec.expect == MESSAGE:
             assert isinstance(outcome, InvalidMessageError), repr(outcome)
-        assert everything(store, store_url) == before
+        assert snapshot(store, store_url) == before
     elif spec.expect == REFUSE_OR_ANSWER:
-        assert everything(store, store_url) == before
+        assert snapshot(store, store_url) == before
     elif spec.expect == REFUSE_OR_ACCEPT:
         if spec.check is not None:
             spec.check(store)
     elif spec.expect == REFUSE_OR_FAIL:
         assert isinstance(outcome, CompactionResult), outcome
         assert (outcome.committed, outcome.failure) == (False, "invalid_replacement"), outcome
-        after = everything(store, store_url)
+        after = snapshot(store, store_url)
         assert after["seen"][S]["active"] == before["seen"][S]["active"]
         assert after["seen"][S]["events"][:-1] == before["seen"][S]["events"]
         assert after["seen"][S]["events"][-1]["type"] == "CompactionFailed"

@@ -13,12 +13,10 @@ compresses its keys cannot make them fit.
 from __future__ import annotations
 
 import random
-from typing import Any
 
 import pytest
+from support.reads import snapshot
 from transcripts import InvalidMessageError, TranscriptError, TranscriptStore
-
-from .reliability_support import is_postgres, log_rows, seen
 
 # Letters of several scripts, accented Latin, CJK, emoji: 1 to 4 bytes each in UTF-8.
 ALPHABET = (
@@ -102,17 +100,13 @@ def test_ids_of_the_maximum_length_in_plain_ascii_work_everywhere(store: Transcr
     exercise(store, "s" * length, "m" * (length - 1) + "x", "p" * length)
 
 
-def everything(store: TranscriptStore, url: str) -> dict[str, Any]:
-    return {"seen": seen(store), "log": log_rows(url) if url != "memory://" else None}
-
-
 def test_a_session_id_one_character_over_the_maximum_is_refused_on_every_backend(
     store: TranscriptStore, store_url: str
 ) -> None:
     length = max_id_length()
     store.start("kept")
     store.append("kept", [{"id": "k1", "role": "user", "content": "kept"}])
-    before = everything(store, store_url)
+    before = snapshot(store, store_url)
     too_long = random_id(length + 1, 21)
     with pytest.raises(TranscriptError) as raised:
         store.start(too_long)
@@ -121,7 +115,7 @@ def test_a_session_id_one_character_over_the_maximum_is_refused_on_every_backend
         store.start("child", parent_id=too_long)  # a parent id is a session id
     with pytest.raises(TranscriptError):
         store.append(too_long, [{"role": "user", "content": "x"}])
-    assert everything(store, store_url) == before
+    assert snapshot(store, store_url) == before
     assert store.verify_projections().ok
 
 
@@ -131,19 +125,19 @@ def test_a_message_id_one_character_over_the_maximum_is_refused_on_every_backend
     length = max_id_length()
     store.start("s")
     store.append("s", [{"id": "k1", "role": "user", "content": "kept"}])
-    before = everything(store, store_url)
+    before = snapshot(store, store_url)
     too_long = random_id(length + 1, 31)
     fine = {"id": random_id(length, 32), "role": "user", "content": "would fit"}
     for call in (store.append, store.sync):
         with pytest.raises(InvalidMessageError) as raised:
             call("s", [fine, {"id": too_long, "role": "assistant", "content": "x"}])
         assert str(length) in str(raised.value).replace(",", "")
-    assert everything(store, store_url) == before  # nothing of the call is stored
+    assert snapshot(store, store_url) == before  # nothing of the call is stored
     assert store.verify_projections().ok
 
 
 def test_ids_of_the_maximum_length_read_back_byte_for_byte_after_reopening(
-    store_url: str,
+    store_url: str, backend: str
 ) -> None:
     length = max_id_length()
     session_id, message_id = random_id(length, 41), random_id(length, 42)
@@ -156,5 +150,5 @@ def test_ids_of_the_maximum_length_read_back_byte_for_byte_after_reopening(
     with TranscriptStore.open(store_url) as reopened:  # from the database, not a cache
         assert reopened.active(session_id)[0]["id"].encode() == message_id.encode()
         assert [s["id"] for s in reopened.sessions()] == [session_id]
-        if is_postgres(store_url):
+        if backend == "postgres":
             assert reopened.verify_projections().ok

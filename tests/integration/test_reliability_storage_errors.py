@@ -17,16 +17,16 @@ retried until the lock timeout).
 from __future__ import annotations
 
 import random
-import sqlite3
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from support.postgres import connect
+from support.rows import log_rows, write_lock_held
 from transcripts import (
     CompactionResult,
     StorageError,
@@ -34,37 +34,9 @@ from transcripts import (
     TranscriptStore,
 )
 
-from .reliability_support import log_rows, postgres_connection, sqlite_path
-
 S = "s"
 LOCK_TIMEOUT = 0.5
 HOLD = 4.0  # seconds the other connection holds the write lock: well past the timeout
-
-
-@contextmanager
-def write_lock_held(url: str, seconds: float = HOLD) -> Iterator[None]:
-    """Hold the SQLite file's write lock from another connection while the block runs (at
-    most `seconds`)."""
-    locked, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        connection = sqlite3.connect(sqlite_path(url), isolation_level=None)
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-            locked.set()
-            release.wait(seconds)
-            connection.execute("ROLLBACK")
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=hold, daemon=True)
-    thread.start()
-    assert locked.wait(10), "could not take the write lock"
-    try:
-        yield
-    finally:
-        release.set()
-        thread.join()
 
 
 @pytest.fixture
@@ -115,7 +87,7 @@ def test_a_call_that_cannot_get_the_sqlite_write_lock_raises_a_storage_error(
 ) -> None:
     store, _ = behind
     rows = log_rows(sqlite_url)
-    with write_lock_held(sqlite_url):
+    with write_lock_held(sqlite_url, HOLD):
         began = time.monotonic()
         with pytest.raises(StorageError) as raised:
             RAISING[call](store)
@@ -139,7 +111,7 @@ def test_compact_under_a_held_sqlite_write_lock_returns_a_storage_error_failure(
     behind: tuple[TranscriptStore, Any], sqlite_url: str
 ) -> None:
     store, _ = behind
-    with write_lock_held(sqlite_url):
+    with write_lock_held(sqlite_url, HOLD):
         try:
             result = store.compact(S, summarize, reason="locked")
         except StorageError:
@@ -156,7 +128,7 @@ def test_commit_compaction_under_a_held_sqlite_write_lock_never_raises(
     behind: tuple[TranscriptStore, Any], sqlite_url: str
 ) -> None:
     store, attempt = behind
-    with write_lock_held(sqlite_url):
+    with write_lock_held(sqlite_url, HOLD):
         try:
             result = store.commit_compaction(attempt, summarize(attempt.messages), reason="x")
         except Exception as error:  # noqa: BLE001
@@ -169,7 +141,7 @@ def test_fail_compaction_under_a_held_sqlite_write_lock_never_raises(
     behind: tuple[TranscriptStore, Any], sqlite_url: str
 ) -> None:
     store, attempt = behind
-    with write_lock_held(sqlite_url):
+    with write_lock_held(sqlite_url, HOLD):
         try:
             result = store.fail_compaction(attempt, "summarizer timed out")
         except Exception as error:  # noqa: BLE001
@@ -185,7 +157,7 @@ def test_reads_of_views_that_are_current_do_not_wait_for_the_write_lock(
         store.start(S)
         store.append(S, [{"id": "m0", "role": "user", "content": "hello"}])
         expected = store.active(S)
-        with write_lock_held(sqlite_url):
+        with write_lock_held(sqlite_url, HOLD):
             assert store.active(S) == expected
             assert [h["id"] for h in store.history(S)] == ["m0"]
             assert [s["id"] for s in store.sessions()] == [S]
@@ -204,7 +176,7 @@ RUN_SECONDS = 5.0
 def terminator(url: str, stop: threading.Event, killed: list[int]) -> None:
     """Terminate every other backend of the database every few milliseconds."""
     rng = random.Random(7)
-    with postgres_connection(url) as connection:
+    with connect(url) as connection:
         while not stop.is_set():
             rows = connection.execute(TERMINATE).fetchall()
             killed.append(sum(1 for (done,) in rows if done))

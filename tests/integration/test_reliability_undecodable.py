@@ -16,27 +16,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import error_line, run_cli
+from support.rows import damage_event, log_rows
 from transcripts import CompactionAttempt, CompactionResult, StorageError, TranscriptStore
-
-from .reliability_support import (
-    DURABLE_BACKENDS,
-    corrupt_event,
-    durable_url,
-    error_line,
-    log_rows,
-    run_cli,
-    session_log,
-)
+from transcripts.domain.transcript import transcript_id
 
 SICK, WELL = "sick", "well"
 FUTURE_TOPIC = "transcripts:Transcript.FutureEvent"
-KINDS = {
-    "damaged state bytes": 3,  # the version damaged
-    "an unknown topic": 5,
+# kind: (the version damaged, how: damage_event's arguments)
+KINDS: dict[str, tuple[int, dict[str, Any]]] = {
+    "damaged state bytes": (3, {"state": lambda _state: b"not json"}),
+    "an unknown topic": (5, {"topic": FUTURE_TOPIC}),
 }
 
 
@@ -50,14 +43,9 @@ class Damaged:
     fail_attempt: CompactionAttempt
 
 
-@pytest.fixture(params=DURABLE_BACKENDS)
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return durable_url(request.param, tmp_path, request)
-
-
 @pytest.fixture(params=list(KINDS))
-def damaged(request: pytest.FixtureRequest, url: str) -> Iterator[Damaged]:
-    kind = request.param
+def damaged(request: pytest.FixtureRequest, durable_url: str) -> Iterator[Damaged]:
+    kind, url = request.param, durable_url
     writer = TranscriptStore.open(url)
     try:
         writer.start(SICK, source="test")
@@ -69,11 +57,8 @@ def damaged(request: pytest.FixtureRequest, url: str) -> Iterator[Damaged]:
         fail_attempt = writer.begin_compaction(SICK)
         with TranscriptStore.open(url) as other:  # version 5, written by another store
             other.append(SICK, [{"id": "s3", "role": "user", "content": "sick 3"}])
-        version = KINDS[kind]
-        if kind == "damaged state bytes":
-            corrupt_event(url, SICK, version, state=b"not json")
-        else:
-            corrupt_event(url, SICK, version, topic=FUTURE_TOPIC)
+        version, damage = KINDS[kind]
+        damage_event(url, SICK, version, **damage)
         with TranscriptStore.open(url) as reader:
             reader.rebuild_projections()  # the views quarantine what they cannot decode
         yield Damaged(url, kind, version, writer, commit_attempt, fail_attempt)
@@ -155,7 +140,7 @@ def test_forget_erases_a_session_with_an_undecodable_event_leaving_only_the_tomb
         report = store.verify_projections()
         assert report.ok, report.problems
         assert store.forget(SICK).already_erased
-    assert [topic for _, topic, _ in session_log(damaged.url, SICK)] == [
+    assert [topic for _, _, topic, _ in _sick_rows(damaged.url)] == [
         "transcripts:Transcript.Erased"
     ]
     assert [row for row in log_rows(damaged.url) if row not in _sick_rows(damaged.url)] == (
@@ -163,11 +148,9 @@ def test_forget_erases_a_session_with_an_undecodable_event_leaving_only_the_tomb
     )
 
 
-def _sick_rows(url: str) -> list[tuple[Any, ...]]:
-    from .reliability_support import transcript_hex, transcript_uuid
-
-    keys = {transcript_hex(SICK), str(transcript_uuid(SICK))}
-    return [row for row in log_rows(url) if row[0].replace("-", "") in keys or row[0] in keys]
+def _sick_rows(url: str) -> list[tuple[str, int, str, bytes]]:
+    """The stored rows of the sick session's events, in log order."""
+    return [row for row in log_rows(url) if row[0] == transcript_id(SICK).hex]
 
 
 def test_the_other_sessions_read_and_write_as_ever(damaged: Damaged) -> None:
@@ -193,7 +176,7 @@ def test_the_command_line_prints_one_line_naming_the_version_and_exits_1(
 def test_the_command_line_forgets_a_session_with_an_undecodable_event(damaged: Damaged) -> None:
     result = run_cli(damaged.url, "forget", SICK, "--yes")
     assert result.exit_code == 0, (result.output, result.stderr)
-    assert [topic for _, topic, _ in session_log(damaged.url, SICK)] == [
+    assert [topic for _, _, topic, _ in _sick_rows(damaged.url)] == [
         "transcripts:Transcript.Erased"
     ]
     shown = run_cli(damaged.url, "show", SICK)

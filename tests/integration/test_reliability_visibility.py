@@ -20,17 +20,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.backends import BACKENDS, fresh_url
+from support.cli import exported
 from transcripts import InvalidMessageError, TranscriptStore
 
-from .reliability_support import POSTGRES_SERVER, exported, search_available
-
 SESSION = "shapes"
-FLAVOURS = [
-    "memory",
-    "sqlite",
-    *(["postgres"] if POSTGRES_SERVER else []),
-    "sqlite-encrypted",
-]
+FLAVOURS = [*BACKENDS, "sqlite-encrypted"]
 
 
 @pytest.fixture(params=FLAVOURS)
@@ -44,15 +39,12 @@ def flavoured_url(
 ) -> str:
     """A fresh store of the flavour: the three backends, and an encrypted SQLite file (no
     search index there: `search` is not available, everything else must hold)."""
-    if flavour == "memory":
-        return "memory://"
-    if flavour == "postgres":
-        return request.getfixturevalue("postgres_url")
     if flavour == "sqlite-encrypted":
         from transcripts.config import new_cipher_key
 
         monkeypatch.setenv("TRANSCRIPTS_CIPHER_KEY", new_cipher_key())  # the store and the CLI
-    return f"sqlite:///{tmp_path / 'store.db'}"
+        return fresh_url("sqlite", tmp_path, request)
+    return fresh_url(flavour, tmp_path, request)
 
 
 @pytest.fixture
@@ -174,7 +166,7 @@ def check_visible(
         len(active),
         0,
     )
-    if search_available(store):
+    if store.config.cipher_key is None:  # an encrypted store has no search index
         for word in words:
             hits = store.search(word, session_id=session_id)
             assert target_id in [hit["message_id"] for hit in hits], (word, hits)

@@ -8,27 +8,25 @@ interpreter (see support/processes.py for how the parent drives them).
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from transcripts import StorageError, TranscriptStore
-
+from support.backends import DURABLE_BACKENDS
 from support.messages import turns, without_id
 from support.processes import Spawn, program, release_together
 from support.rows import path_of
+from transcripts import StorageError, TranscriptStore
 
 pytestmark = pytest.mark.slow
 
-POSTGRES_SERVER = os.environ.get("TRANSCRIPTS_TEST_POSTGRES_URL")
 PROCESSES = 4
 PER_WORKER = 50
 ANONYMOUS, OWN_IDS, SHARED = 20, 15, 15  # as in workers.py
 
 
-@pytest.fixture(params=["sqlite", *(["postgres"] if POSTGRES_SERVER else [])])
+@pytest.fixture(params=DURABLE_BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
     """The backends several processes can share: a SQLite file and PostgreSQL."""
     return request.param

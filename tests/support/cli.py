@@ -1,5 +1,5 @@
-"""Helpers of the command-line tests: the runner's type, the one line a failed command
-prints, and outputs made comparable.
+"""The command line run in-process on a store (`run_cli`, and the JSONL `exported` of a
+session), the one line a failed command prints, and outputs made comparable.
 
 Ids the store makes up (compaction ids, summary message ids) and times are volatile:
 `normalise` replaces them with placeholders of the same length, so table layouts compare
@@ -8,12 +8,15 @@ exactly.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
+from typing import Any
 
-from click.testing import Result
+from click.testing import CliRunner, Result
 
 Run = Callable[..., Result]  # the `run` fixture: run("show", "trip", url=None, input=None)
+WIDTH = "120"  # columns of the tables the commands print
 
 _VOLATILE = [
     (re.compile(r"\b(cmp|msg)_[0-9a-f]{32}\b"), lambda m: f"{m[1]}_" + "x" * 32),
@@ -21,6 +24,27 @@ _VOLATILE = [
     (re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?(\+00:00|Z)?"), None),
     (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d"), lambda m: "YYYY-MM-DD hh:mm"),
 ]
+
+
+def run_cli(url: str, *args: str, input: str | None = None) -> Result:
+    """The command line on the store at `url`: run_cli(url, "export", "trip"). Tables are
+    120 wide, without colours; exceptions propagate (a traceback is a bug: the command line
+    must turn every error into one line)."""
+    from transcripts.adapters.cli import cli
+
+    runner = CliRunner(
+        env={"COLUMNS": WIDTH, "FORCE_COLOR": None, "TTY_COMPATIBLE": None, "NO_COLOR": "1"}
+    )
+    return runner.invoke(
+        cli, ["--db", url, *args], input=input, catch_exceptions=False, prog_name="transcripts"
+    )
+
+
+def exported(url: str, session_id: str, *, history: bool = False) -> list[dict[str, Any]]:
+    """The messages `transcripts export SESSION` (JSONL) prints, `--history` with `history`."""
+    result = run_cli(url, "export", session_id, *(["--history"] if history else []))
+    assert result.exit_code == 0, (result.output, result.stderr)
+    return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
 
 
 def normalise(text: str) -> str:

@@ -1,10 +1,14 @@
-"""What a reader can see of a store through the public queries, to compare before and after."""
+"""What a reader can see of a store through the public queries, to compare before and after;
+`snapshot` adds the log as stored (support/rows.py), to check that a refused call changed
+nothing."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from transcripts import TranscriptStore
+
+from .rows import log_rows
 
 
 def seen(store: TranscriptStore, session_id: str) -> dict[str, Any]:
@@ -30,3 +34,9 @@ def everything(store: TranscriptStore) -> dict[str, Any]:
             for session in sessions
         },
     }
+
+
+def snapshot(store: TranscriptStore, url: str) -> dict[str, Any]:
+    """Everything a reader can see of the store at `url` and, unless it is in memory, its log
+    as stored."""
+    return {"seen": everything(store), "log": None if url == "memory://" else log_rows(url)}

@@ -1,6 +1,7 @@
 """The raw rows of a store's tables, read with plain SQL on either backend: the views, the
-tracked position, the log. No code of the package's views is used, so checks built on these
-share nothing with the projection.
+tracked position, the log, the tables there are; a stored event damaged in place; and a
+SQLite file's write lock held by another connection. No code of the package's views is used,
+so checks built on these share nothing with the projection.
 
 A store is named by its URL: `sqlite:///…` is read with sqlite3, `postgresql://…` with
 psycopg (support/postgres.py). Statements given to `query` use `?` placeholders.
@@ -9,6 +10,7 @@ psycopg (support/postgres.py). Statements given to `query` use `?` placeholders.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -42,6 +44,32 @@ def connect(url: str) -> Iterator[sqlite3.Connection]:
     with closing(sqlite3.connect(path_of(url), timeout=TIMEOUT)) as connection:
         with connection:
             yield connection
+
+
+@contextmanager
+def write_lock_held(url: str, seconds: float) -> Iterator[None]:
+    """Hold the write lock of a SQLite store from another connection (BEGIN IMMEDIATE): from
+    entering the block until it ends or `seconds` pass, whichever comes first."""
+    locked, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        connection = sqlite3.connect(path_of(url), isolation_level=None)
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            locked.set()
+            release.wait(seconds)
+            connection.execute("ROLLBACK")
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=hold, daemon=True)
+    thread.start()
+    assert locked.wait(10), "could not take the SQLite write lock"
+    try:
+        yield
+    finally:
+        release.set()
+        thread.join()
 
 
 def query(url: str, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -91,6 +119,17 @@ def raw_rows(url: str) -> dict[str, list[tuple]]:
     return rows
 
 
+def table_names(url: str) -> set[str]:
+    """The names of every table in the store's database."""
+    if is_sqlite(url):
+        return {
+            name for (name,) in query(url, "SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+    from .postgres import tables
+
+    return tables(url)
+
+
 def row_counts(url: str) -> dict[str, int]:
     return {table: query(url, f"SELECT COUNT(*) FROM {table}")[0][0] for table in ORDERED_TABLES}
 
@@ -115,13 +154,27 @@ def log_rows(url: str) -> list[tuple[str, int, str, bytes]]:
     return [(str(i).replace("-", ""), v, t, bytes(s)) for i, v, t, s in rows]
 
 
-def damage_event(url: str, session_id: str, version: int, damage: Callable[[bytes], bytes]) -> None:
-    """Replace the stored state of event `version` of a session (a SQLite store) by
-    `damage(state)`, in place, with plain SQL."""
+def damage_event(
+    url: str,
+    session_id: str,
+    version: int,
+    *,
+    state: Callable[[bytes], bytes] | None = None,
+    topic: str | None = None,
+) -> None:
+    """Damage event `version` of a session in place, with plain SQL: its stored state becomes
+    `state(old state)`, its topic `topic` (either, or both)."""
     from transcripts.domain.transcript import transcript_id
 
-    key = (transcript_id(session_id).hex, version)
+    assert state is not None or topic is not None
+    events, _, _ = _tables(url)
+    key = transcript_id(session_id)  # SQLite keeps it as hex text, PostgreSQL as a uuid
     where = "WHERE originator_id = ? AND originator_version = ?"
-    with connect(url) as db:
-        (state,) = db.execute(f"SELECT state FROM stored_events {where}", key).fetchone()
-        db.execute(f"UPDATE stored_events SET state = ? {where}", (damage(state), *key))
+    params = (key.hex if is_sqlite(url) else key, version)
+    [(old_state, old_topic)] = query(url, f"SELECT state, topic FROM {events} {where}", params)
+    new_state = bytes(old_state) if state is None else state(bytes(old_state))
+    query(
+        url,
+        f"UPDATE {events} SET state = ?, topic = ? {where}",
+        (new_state, old_topic if topic is None else topic, *params),
+    )
