@@ -33,7 +33,10 @@ class SessionReport:
 
     Counts describe the session as stored once imported: `messages` in its history,
     `active` in its context, compactions committed and failed, and `duplicates_dropped`,
-    the source rows not imported because they repeat a message imported already.
+    the source rows not imported because they are copies (of a message imported already, or
+    of a summary that never committed). `status`: imported; repaired (failed commits found,
+    every copy accounted for); doubtful (something the file cannot tell: the notes say what,
+    and what was kept); unchanged (the store holds the session already).
     """
 
     session_id: str
