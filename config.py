@@ -5,6 +5,10 @@
   `application.storage`).
 - `TRANSCRIPTS_LOCK_TIMEOUT` (seconds, default 30, at most a day): how long a call waits
   for the database lock, or retries a dropped connection, before it fails with StorageError.
+- `TRANSCRIPTS_DURABILITY` (`full`, the default, or `normal`): whether an acknowledged write
+  is on disk (`full`: SQLite `synchronous=FULL`, PostgreSQL `synchronous_commit=on`) or may
+  be lost on power loss, never corrupted or half-applied (`normal`: SQLite
+  `synchronous=NORMAL`, PostgreSQL `synchronous_commit=off`), for speed.
 - `TRANSCRIPTS_CIPHER_KEY`: encrypt the store at rest (AES-GCM) with this key, made by
   `transcripts generate-key`; needs the `encryption` extra. A store is encrypted, or not,
   from its creation (see `adapters/storage/sealing.py`).
@@ -29,6 +33,8 @@ URL_VARIABLE = "TRANSCRIPTS_URL"
 LOCK_TIMEOUT_VARIABLE = "TRANSCRIPTS_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 30.0
 MAX_LOCK_TIMEOUT = 86_400  # a day
+DURABILITY_VARIABLE = "TRANSCRIPTS_DURABILITY"
+DURABILITIES = ("full", "normal")
 CIPHER_KEY_VARIABLE = "TRANSCRIPTS_CIPHER_KEY"
 CIPHER_KEY_SIZES = (16, 24, 32)  # bytes: AES-128, AES-192, AES-256
 
@@ -48,11 +54,18 @@ class Settings:
 
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     cipher_key: str | None = field(default=None, repr=False)
+    durability: str = "full"
 
     @classmethod
-    def resolve(cls, *, lock_timeout: float | None, cipher_key: str | None) -> Settings:
+    def resolve(
+        cls,
+        *,
+        lock_timeout: float | None = None,
+        cipher_key: str | None = None,
+        durability: str | None = None,
+    ) -> Settings:
         """The settings given, else the environment's; checked."""
-        return cls(_lock_timeout(lock_timeout), _cipher_key(cipher_key))
+        return cls(_lock_timeout(lock_timeout), _cipher_key(cipher_key), _durability(durability))
 
 
 def new_cipher_key() -> str:
@@ -95,3 +108,10 @@ def _lock_timeout(given: float | None) -> float:
     if not 0 < timeout <= MAX_LOCK_TIMEOUT:  # NaN too
         raise StorageError(f"the lock timeout is from 0 to {MAX_LOCK_TIMEOUT:,} seconds: {value!r}")
     return timeout
+
+
+def _durability(given: str | None) -> str:
+    value = given if given is not None else os.environ.get(DURABILITY_VARIABLE) or "full"
+    if value not in DURABILITIES:
+        raise StorageError(f"the durability is 'full' or 'normal': {value!r}")
+    return value

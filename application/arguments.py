@@ -37,6 +37,17 @@ def message_id(value: object) -> str:
     return value
 
 
+def rewind_target(count: object, to: object) -> tuple[int | None, str | None]:
+    """Exactly one of `count` (an integer from 1) and `to` (a message id)."""
+    if (count is None) == (to is None):
+        raise TranscriptError(
+            f"a rewind takes exactly one of count and to: count={count!r}, to={to!r}"
+        )
+    if count is not None:
+        return integer(count, "a rewind count"), None
+    return None, message_id(to)
+
+
 def text(value: object, name: str) -> str:
     if not isinstance(value, str):
         raise TranscriptError(f"{name} must be a string: {value!r}")

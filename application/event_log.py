@@ -127,9 +127,11 @@ class TranscriptLog(Application[UUID]):
 
     # -- queries ---------------------------------------------------------------------------
 
-    def session_events(self, session_id: str, lte: int | None = None) -> list[Transcript.Event]:
+    def session_events(
+        self, session_id: str, lte: int | None = None, gt: int | None = None
+    ) -> list[Transcript.Event]:
         stored = self.calls.run(
-            lambda: self.recorder.select_events(transcript_id(session_id), lte=lte),
+            lambda: self.recorder.select_events(transcript_id(session_id), gt=gt, lte=lte),
             f"read session {session_id!r}",
         )
         events = [self._decoded(session_id, event) for event in stored]

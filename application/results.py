@@ -80,6 +80,7 @@ def history_entry(row: HistoryRow) -> dict[str, Any]:
         "active": row.active,
         "superseded_by": row.superseded_by,
         "added_by": row.added_by,
+        "rewound": row.rewound_version is not None,
         "message": row.message,
     }
 
@@ -99,9 +100,12 @@ def explanation(
     adding: AttemptRow | None,
     superseding: AttemptRow | None,
     position: int | None,
+    rewinding: Transcript.Rewound | None,
+    restoring: Transcript.MessageAppended | None,
 ) -> dict[str, Any]:
     """What `TranscriptStore.explain()` says of a message: who added it (its append, or the
-    compaction whose summary it is), where it is in the context, who superseded it."""
+    compaction whose summary it is), where it is in the context, who superseded it, which
+    rewind holds it out of the context and which append last restored it."""
     return {
         "session_id": row.session_id,
         "message_id": row.message_id,
@@ -123,5 +127,17 @@ def explanation(
             "at": superseding.at,
             "reason": superseding.reason,
         },
+        "rewound": None if rewinding is None else _by(rewinding, reason=rewinding.reason),
+        "restored": None if restoring is None else _by(restoring),
         "message": row.message,
+    }
+
+
+def _by(event: Transcript.Event, **more: Any) -> dict[str, Any]:
+    """The event that did something to a message: its type, version and time (and `more`)."""
+    return {
+        "event": type(event).__name__,
+        "version": event.originator_version,
+        "at": event.timestamp,
+        **more,
     }

@@ -101,10 +101,13 @@ class StoreConfig:
         *,
         lock_timeout: float | None = None,
         cipher_key: str | None = None,
+        durability: str | None = None,
     ) -> StoreConfig:
         """`url` (else `$TRANSCRIPTS_URL`, else the default file) with the settings given
         (else the environment's)."""
-        settings = Settings.resolve(lock_timeout=lock_timeout, cipher_key=cipher_key)
+        settings = Settings.resolve(
+            lock_timeout=lock_timeout, cipher_key=cipher_key, durability=durability
+        )
         if url is not None and not isinstance(url, str):
             raise StorageError(f"a store URL is a string: {url!r}")
         url = url or default_url()
@@ -119,6 +122,11 @@ class StoreConfig:
     @property
     def cipher_key(self) -> str | None:
         return self.settings.cipher_key
+
+    @property
+    def durable(self) -> bool:
+        """Whether an acknowledged write is on disk (durability "full")."""
+        return self.settings.durability == "full"
 
     def library_env(self) -> dict[str, str]:
         """The event-sourcing library's settings for this store."""

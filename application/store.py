@@ -2,10 +2,10 @@
 
 Commands run on the Transcript aggregate through the write side (`event_log.TranscriptLog`:
 one transaction per call, retried under contention); compactions follow the workflow of
-`compaction`. Queries read the views projected from the log (cost O(result)); time travel
-and verification fold the log itself. `forget` erases a session: its stream becomes one
-tombstone event, and every query but `sessions` and `events` raises `SessionErasedError`
-for it.
+`compaction`, rewinds that of `rewind`. Queries read the views projected from the log (cost
+O(result)); time travel and verification fold the log itself. `forget` erases a session:
+its stream becomes one tombstone event, and every query but `sessions` and `events` raises
+`SessionErasedError` for it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from eventsourcing.persistence import PersistenceError
 
 from ..domain.compaction import SUMMARIZE_ERROR
 from ..domain.errors import (
-    MessageNotFoundError,
     SessionErasedError,
     SessionNotFoundError,
     StorageError,
@@ -31,18 +30,13 @@ from ..domain.transcript import Transcript
 from ..projections.fold import SessionFold
 from ..projections.projector import Projector
 from ..projections.verify import VerifyReport
-from ..projections.views import Progress, TranscriptViews, ViewStatus
+from ..projections.views import Progress, SearchQuery, TranscriptViews, ViewStatus
 from . import arguments, maintenance
 from .compaction import Compactions, Summarize
 from .event_log import UNREADABLE, TranscriptLog, corrupt_session
-from .results import (
-    CompactionAttempt,
-    CompactionResult,
-    Erasure,
-    event_entry,
-    explanation,
-    history_entry,
-)
+from .explaining import explain
+from .results import CompactionAttempt, CompactionResult, Erasure, event_entry, history_entry
+from .rewind import rewind_once
 from .storage import StoreConfig
 from .stored_log import StoredLog
 
@@ -79,16 +73,22 @@ class TranscriptStore:
         *,
         lock_timeout: float | None = None,
         cipher_key: str | None = None,
+        durability: str | None = None,
         projector: type[Projector] = Projector,
     ) -> TranscriptStore:
         """Open a store: `memory://`, `sqlite:///file.db`, `postgresql://…`, or the default
         file when None.
 
         `cipher_key` (else `$TRANSCRIPTS_CIPHER_KEY`) encrypts the store at rest; a store
-        created with a key opens only with that key. `projector` projects the views; a
-        projector with other view versions than the ones stored rebuilds them on open.
+        created with a key opens only with that key. `durability` (else
+        `$TRANSCRIPTS_DURABILITY`): "full" (the default: an acknowledged write is on disk)
+        or "normal" (faster; the last writes can be lost on power loss, never half-applied).
+        `projector` projects the views; a projector with older view versions than the ones
+        stored rebuilds them on open.
         """
-        config = StoreConfig.from_url(url, lock_timeout=lock_timeout, cipher_key=cipher_key)
+        config = StoreConfig.from_url(
+            url, lock_timeout=lock_timeout, cipher_key=cipher_key, durability=durability
+        )
         return cls(config, projector=projector)
 
     def close(self) -> None:
@@ -123,22 +123,37 @@ class TranscriptStore:
         self._log.start(session_id, metadata=metadata, **arguments)
 
     def append(self, session_id: str, messages: Iterable[object]) -> list[Message]:
-        """Store messages atomically; return each as stored, with its `id`."""
-        session_id = arguments.session_id(session_id)
-        messages = as_message_list(messages)
-        fresh_ids = [new_message_id() for _ in messages]  # once: a retry stores the same
-        return self._log.write(
-            session_id, lambda transcript: transcript.append(messages, fresh_ids)
-        )
+        """Store messages atomically; return each as stored, with its `id`.
+
+        A rewound id given again with identical content is restored, at the end of the
+        active context; a superseded one stays superseded (a no-op).
+        """
+        return self._append(session_id, messages, restore=True)
 
     def sync(self, session_id: str, live_messages: Iterable[object]) -> list[Message]:
         """Store the messages of the agent's live list not stored yet; return the active list.
 
-        Stored ids are skipped, active or superseded, so a stale pre-compaction list never
-        brings superseded messages back.
+        Stored ids are skipped, active, superseded or rewound, so a stale list from before a
+        compaction or a rewind never brings its messages back.
         """
-        self.append(session_id, live_messages)
+        self._append(session_id, live_messages, restore=False)
         return self.active(session_id)
+
+    def rewind(
+        self, session_id: str, *, count: int | None = None, to: str | None = None, reason: str = ""
+    ) -> list[Message]:
+        """Take the last `count` active messages (all, if fewer), or every active message
+        after the active message `to`, out of the active context in one Rewound event;
+        return them as stored, in their active order (none to take: nothing is written).
+
+        They stay in the history, marked rewound; `append` restores one. An attempt begun
+        before the rewind fails to commit with `conflict`.
+        """
+        session_id = arguments.session_id(session_id)
+        count, to = arguments.rewind_target(count, to)
+        arguments.text(reason, "reason")
+        rewound = rewind_once(self._log, session_id, count=count, to=to, reason=reason)
+        return self._read(lambda: self._views.messages(session_id, rewound)) if rewound else []
 
     def begin_compaction(self, session_id: str) -> CompactionAttempt:
         """Take the active snapshot a compaction is computed against."""
@@ -259,10 +274,11 @@ class TranscriptStore:
         return [row.as_summary() for row in self._read(self._views.sessions)]
 
     def explain(self, session_id: str, message_id: str) -> dict[str, Any]:
-        """Why a message is (or is not) in the active context: who added it, who superseded it."""
+        """Why a message is (or is not) in the active context: who added, superseded, rewound
+        or restored it."""
         session_id = arguments.session_id(session_id)
         message_id = arguments.message_id(message_id)
-        return self._read(lambda: self._explain(session_id, message_id))
+        return self._read(lambda: explain(self._views, self._log, session_id, message_id))
 
     def search(
         self,
@@ -285,11 +301,8 @@ class TranscriptStore:
         arguments.integer(limit, "a search limit")
         if session_id is not None and not arguments.storable_session_id(session_id):
             return []  # no session has that id
-        hits = self._read(
-            lambda: self._views.search(
-                query, session_id=session_id, role=role, active_only=active_only, limit=limit
-            )
-        )
+        search = SearchQuery(query, session_id, role, active_only, limit)
+        hits = self._read(lambda: self._views.search(search))
         return [asdict(hit) for hit in hits]
 
     # -- projections -----------------------------------------------------------------------
@@ -351,18 +364,15 @@ class TranscriptStore:
     def _check_session(self, session_id: str) -> None:
         self._read(lambda: self._views.check_session(session_id))
 
-    def _explain(self, session_id: str, message_id: str) -> dict[str, Any]:
-        if message_id and "\x00" not in message_id:  # else never stored (a valid id has no NUL)
-            row = self._views.message(session_id, message_id)
-        else:
-            self._views.check_session(session_id)
-            row = None
-        if row is None:
-            raise MessageNotFoundError(session_id, message_id)
-        adding = self._views.attempt(row.added_by) if row.added_by else None
-        superseding = self._views.attempt(row.superseded_by) if row.superseded_by else None
-        position = self._views.active_position(session_id, message_id)
-        return explanation(row, adding, superseding, position)
+    def _append(
+        self, session_id: str, messages: Iterable[object], *, restore: bool
+    ) -> list[Message]:
+        session_id = arguments.session_id(session_id)
+        messages = as_message_list(messages)
+        fresh_ids = [new_message_id() for _ in messages]  # once: a retry stores the same
+        return self._log.write(
+            session_id, lambda transcript: transcript.append(messages, fresh_ids, restore=restore)
+        )
 
     def _fold(self, session_id: str, lte: int | None = None) -> SessionFold:
         try:

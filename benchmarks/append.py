@@ -11,7 +11,9 @@ ratio is the median of the per-round ratios of per-round medians:
   (a) `store.append(session, [one message])` on a SQLite file store, vs a plain sqlite3
       INSERT of the same JSON row (the orjson-encoded message with a fresh id) in its own
       transaction, in WAL mode with `synchronous=FULL`: the durability the store runs at.
-      Target <= 1.5.
+      Target <= 1.5. With `--durability normal`, both at `synchronous=NORMAL` (the store's
+      durability "normal"): target <= 3, since the Python around the commit weighs more
+      once the commit does not wait for the disk.
   (b) the same append to a session that already holds `--history` (10,000) messages, vs a
       fresh session (a new one every round, so it holds at most `--batch` messages).
       Target <= 1.2.
@@ -48,7 +50,7 @@ import harness
 import orjson
 from transcripts import TranscriptStore
 
-TARGET_VS_SQLITE = 1.5
+TARGET_VS_SQLITE = {"full": 1.5, "normal": 3.0}  # by durability
 TARGET_HISTORY = 1.2
 
 SQLITE = "sqlite3 INSERT+COMMIT"
@@ -63,10 +65,12 @@ MEMORY = "append, memory:// (info)"
 class Baseline:
     """What an application would do by hand: one JSON row per message, one transaction each."""
 
-    def __init__(self, path: Path, prefill: int, message: dict[str, Any]) -> None:
+    def __init__(
+        self, path: Path, prefill: int, message: dict[str, Any], synchronous: str = "FULL"
+    ) -> None:
         self.connection = sqlite3.connect(path, isolation_level=None)  # explicit BEGIN/COMMIT
         self.connection.execute("PRAGMA journal_mode=WAL")
-        self.connection.execute("PRAGMA synchronous=FULL")
+        self.connection.execute(f"PRAGMA synchronous={synchronous}")
         self.connection.execute(
             "CREATE TABLE messages (session_id TEXT NOT NULL, seq INTEGER NOT NULL, "
             "body BLOB NOT NULL, PRIMARY KEY (session_id, seq))"
@@ -194,13 +198,21 @@ def profile_appends(store: TranscriptStore, message: dict[str, Any], calls: int)
 
 def main(argv: list[str] | None = None) -> int:
     """Parse the options; run in a scratch directory."""
-    parser = harness.new_parser(__doc__, epilog="Targets: (a) <= 1.5, (b) <= 1.2.")
+    parser = harness.new_parser(
+        __doc__, epilog="Targets: (a) <= 1.5 (<= 3 at --durability normal), (b) <= 1.2."
+    )
     harness.add_round_options(parser, rounds=150, batch=10, calls="appends")
     harness.add_count(parser, "--history", 10_000, "messages already in the long session")
     harness.add_chars_option(parser, 400)
     harness.add_count(parser, "--warmup", 100, "untimed appends per variant first")
     harness.add_count(parser, "--cold", 3, "cold first-append repeats per session, 0 to skip")
     parser.add_argument("--no-memory", action="store_true", help="skip the memory:// info row")
+    parser.add_argument(
+        "--durability",
+        choices=["full", "normal"],
+        default="full",
+        help="the store's durability, and the baseline's synchronous level (default full)",
+    )
     harness.add_scratch_options(parser)
     harness.add_seed_option(parser)
     parser.add_argument(
@@ -225,9 +237,9 @@ def run(args: argparse.Namespace, directory: Path) -> int:
     url = f"sqlite:///{directory / 'store.db'}"
 
     started = time.perf_counter()
-    store = TranscriptStore.open(url)
+    store = TranscriptStore.open(url, durability=args.durability)
     memory = None if args.no_memory else TranscriptStore.open("memory://")
-    baseline = Baseline(directory / "baseline.db", args.history, message)
+    baseline = Baseline(directory / "baseline.db", args.history, message, args.durability.upper())
     try:
         seed(store, "long", args.history, args.chars)
         seeded = time.perf_counter() - started
@@ -243,10 +255,10 @@ def run(args: argparse.Namespace, directory: Path) -> int:
         if args.cold > 0:
             store.close()
             print_cold(table, url, args, message)
-            store = TranscriptStore.open(url)
+            store = TranscriptStore.open(url, durability=args.durability)
 
         print()
-        verdicts = judge(samples, args.history)
+        verdicts = judge(samples, args.history, TARGET_VS_SQLITE[args.durability])
         verdicts.warn_if_noisy("rerun, or raise --rounds")
         total = time.perf_counter() - started
         print(
@@ -285,11 +297,11 @@ def print_cold(
         table.row(f"first append after reopen, {label} (info)", samples, p90=False)
 
 
-def judge(samples: harness.Samples, history: int) -> harness.Verdicts:
+def judge(samples: harness.Samples, history: int, target_a: float) -> harness.Verdicts:
     """The ratios (a) and (b) against their targets, and the overhead of (a) in µs."""
     verdicts = harness.Verdicts(heading="ratio", widths=(34, 8, 15, 8))
     ratio_a = harness.round_ratios(samples, FRESH, SQLITE)
-    verdicts.ratio("(a) fresh append / sqlite3", ratio_a, TARGET_VS_SQLITE, at_most=True)
+    verdicts.ratio("(a) fresh append / sqlite3", ratio_a, target_a, at_most=True)
     ratio_b = harness.round_ratios(samples, LONG.format(history=history), FRESH)
     verdicts.ratio(f"(b) {history:,} history / fresh", ratio_b, TARGET_HISTORY, at_most=True)
     overhead = harness.round_differences(samples, FRESH, SQLITE)

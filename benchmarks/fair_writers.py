@@ -22,6 +22,8 @@ PostgreSQL: a fresh database on `--server` (default $TRANSCRIPTS_TEST_POSTGRES_U
 postgresql://postgres@127.0.0.1:5432/postgres) per scenario, dropped afterwards; a server
 that cannot be reached skips the backend with a note (`--backend postgres` makes it fatal).
 `--lock-timeout` is passed to every store (default: the store's, 30 s).
+
+The processes themselves are in writer_processes.py; this script starts them and reports.
 """
 
 from __future__ import annotations
@@ -30,188 +32,20 @@ import argparse
 import multiprocessing as mp
 import os
 import platform
+import sqlite3
 import sys
-import time
-from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import harness
 from transcripts import TranscriptStore
 from transcripts.config import DEFAULT_LOCK_TIMEOUT
-
-SESSION = "shared"
-
-
-# -- the processes ---------------------------------------------------------------------------
-
-
-@dataclass
-class Outcome:
-    """What one process did."""
-
-    name: str
-    calls: int = 0
-    latencies: list[float] = field(default_factory=list)  # seconds, successful calls
-    errors: Counter[str] = field(default_factory=Counter)  # type: message head -> count
-    error_latencies: list[float] = field(default_factory=list)  # seconds until it raised
-    committed: int = 0  # compactor only
-    failed: Counter[str] = field(default_factory=Counter)  # compactor only: failure codes
-
-
-def _error_key(error: BaseException) -> str:
-    text = " ".join(str(error).split())
-    return f"{type(error).__name__}: {text[:110]}"
-
-
-def _open(url: str, lock_timeout: float | None) -> TranscriptStore:
-    return TranscriptStore.open(url, lock_timeout=lock_timeout)
-
-
-def writer(
-    url: str,
-    name: str,
-    lock_timeout: float | None,
-    barrier: Any,
-    seconds: float,
-    results: Any,
-) -> None:
-    """Append one message per call to the shared session in a tight loop for `seconds`."""
-    outcome = Outcome(name)
-    clock = time.perf_counter
-    try:
-        with _open(url, lock_timeout) as store:
-            store.start(SESSION)
-            barrier.wait()
-            deadline = clock() + seconds
-            n = 0
-            while (began := clock()) < deadline:
-                n += 1
-                message = {"id": f"{name}-{n}", "role": "user", "content": f"{name} says {n}"}
-                try:
-                    store.append(SESSION, [message])
-                except Exception as error:  # noqa: BLE001 - counted and reported
-                    outcome.errors[_error_key(error)] += 1
-                    outcome.error_latencies.append(clock() - began)
-                else:
-                    outcome.latencies.append(clock() - began)
-                outcome.calls += 1
-    finally:
-        results.put(outcome)
-
-
-def compactor(
-    url: str,
-    lock_timeout: float | None,
-    barrier: Any,
-    seconds: float,
-    every: float,
-    results: Any,
-) -> None:
-    """Compact the shared session every `every` seconds (keep the last two messages)."""
-    outcome = Outcome("compactor")
-    clock = time.perf_counter
-    try:
-        with _open(url, lock_timeout) as store:
-            store.start(SESSION)
-            barrier.wait()
-            deadline = clock() + seconds
-            while clock() + every < deadline:
-                time.sleep(every)
-                began = clock()
-                try:
-                    result = store.compact(
-                        SESSION,
-                        lambda ms: [
-                            {"role": "system", "content": f"summary of {len(ms)}"},
-                            *ms[-2:],
-                        ],
-                        reason="benchmark",
-                    )
-                except Exception as error:  # noqa: BLE001
-                    outcome.errors[_error_key(error)] += 1
-                    outcome.error_latencies.append(clock() - began)
-                else:
-                    outcome.latencies.append(clock() - began)
-                    if result.committed:
-                        outcome.committed += 1
-                    else:
-                        outcome.failed[result.failure or "?"] += 1
-                outcome.calls += 1
-    finally:
-        results.put(outcome)
-
-
-def hot_writer(url: str, lock_timeout: float | None, ready: Any, stop: Any, results: Any) -> None:
-    """Append in a tight loop until `stop` is set."""
-    outcome = Outcome("hot writer")
-    clock = time.perf_counter
-    try:
-        with _open(url, lock_timeout) as store:
-            store.start(SESSION)
-            store.append(SESSION, [{"role": "user", "content": "warm-up"}])
-            ready.set()
-            n = 0
-            while not stop.is_set():
-                n += 1
-                began = clock()
-                try:
-                    store.append(
-                        SESSION, [{"id": f"hot-{n}", "role": "user", "content": f"hot {n}"}]
-                    )
-                except Exception as error:  # noqa: BLE001
-                    outcome.errors[_error_key(error)] += 1
-                    outcome.error_latencies.append(clock() - began)
-                else:
-                    outcome.latencies.append(clock() - began)
-                outcome.calls += 1
-    finally:
-        results.put(outcome)
-
-
-def cold_writer(
-    url: str,
-    lock_timeout: float | None,
-    ready: Any,
-    seconds: float,
-    interval: float,
-    results: Any,
-) -> None:
-    """Append once every `interval` seconds for `seconds`, timing each append."""
-    outcome = Outcome("cold writer")
-    clock = time.perf_counter
-    try:
-        with _open(url, lock_timeout) as store:
-            store.start(SESSION)
-            ready.wait(120)
-            deadline = clock() + seconds
-            n = 0
-            while clock() < deadline:
-                n += 1
-                began = clock()
-                try:
-                    store.append(
-                        SESSION, [{"id": f"cold-{n}", "role": "user", "content": f"cold {n}"}]
-                    )
-                except Exception as error:  # noqa: BLE001
-                    outcome.errors[_error_key(error)] += 1
-                    outcome.error_latencies.append(clock() - began)
-                else:
-                    outcome.latencies.append(clock() - began)
-                outcome.calls += 1
-                time.sleep(max(0.0, interval - (clock() - began)))
-    finally:
-        results.put(outcome)
-
-
-# -- where the store lives -------------------------------------------------------------------
-
+from writer_processes import COMPACTOR, Outcome, cold_writer, compactor, hot_writer, writer
 
 # -- scenarios -------------------------------------------------------------------------------
 
 
 def fairness(url: str, args: argparse.Namespace) -> list[Outcome]:
+    """(1): the writers (and the compactor) on the store at `url`; their outcomes, in order."""
     context = mp.get_context("spawn")
     parties = args.processes + (1 if args.compactor else 0)
     barrier = context.Barrier(parties)
@@ -236,15 +70,17 @@ def fairness(url: str, args: argparse.Namespace) -> list[Outcome]:
     outcomes = [results.get(timeout=wait) for _ in processes]
     for process in processes:
         process.join(30)
-    return sorted(outcomes, key=lambda o: (o.name == "compactor", _number(o.name)))
+    return sorted(outcomes, key=lambda o: (o.name == COMPACTOR, _number(o.name)))
 
 
 def _number(name: str) -> int:
+    """The number that ends a writer's name ('writer-3': 3); 0 for none."""
     tail = name.rsplit("-", 1)[-1]
     return int(tail) if tail.isdigit() else 0
 
 
 def cold_and_hot(url: str, args: argparse.Namespace) -> tuple[Outcome, Outcome]:
+    """(2): a hot writer and a cold one on the store at `url`; (cold outcome, hot outcome)."""
     context = mp.get_context("spawn")
     ready, stop = context.Event(), context.Event()
     results = context.Queue()
@@ -268,19 +104,16 @@ def cold_and_hot(url: str, args: argparse.Namespace) -> tuple[Outcome, Outcome]:
 # -- reporting -------------------------------------------------------------------------------
 
 
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
-
-
 def ms(values: list[float], p: float | None) -> str:
+    """The `p`th percentile of `values` (seconds; None: the max) in ms; '-' for none."""
     if not values:
         return "-"
-    value = max(values) if p is None else percentile(values, p)
+    value = max(values) if p is None else harness.percentile(values, p)
     return f"{value * 1e3:,.1f}"
 
 
 def errors_text(outcome: Outcome) -> str:
+    """How many calls raised, and the two most common errors."""
     if not outcome.errors:
         return "0"
     total = sum(outcome.errors.values())
@@ -289,7 +122,8 @@ def errors_text(outcome: Outcome) -> str:
 
 
 def report_fairness(backend: str, outcomes: list[Outcome], args: argparse.Namespace) -> None:
-    writers = [o for o in outcomes if o.name != "compactor"]
+    """(1)'s table: a row per process; the headline, min share / max share."""
+    writers = [o for o in outcomes if o.name != COMPACTOR]
     total = sum(o.calls for o in writers) or 1
     print(
         f"\n(1) {backend}: {len(writers)} processes appending to one session for "
@@ -305,7 +139,7 @@ def report_fairness(backend: str, outcomes: list[Outcome], args: argparse.Namesp
             f"{ms(o.latencies, 99):>9} {ms(o.latencies, None):>9}  {errors_text(o)}"
         )
     for o in outcomes:
-        if o.name == "compactor":
+        if o.name == COMPACTOR:
             failed = ", ".join(f"{n} {code}" for code, n in o.failed.items()) or "none failed"
             print(
                 f"{'compactor':<11} {o.calls:>8,} {'':>7} {ms(o.latencies, 50):>9} "
@@ -323,6 +157,7 @@ def report_fairness(backend: str, outcomes: list[Outcome], args: argparse.Namesp
 
 
 def report_cold(backend: str, cold: Outcome, hot: Outcome, args: argparse.Namespace) -> None:
+    """(2)'s table: the cold and the hot writer; the headline, the cold writer's latency."""
     timeout = args.lock_timeout if args.lock_timeout is not None else DEFAULT_LOCK_TIMEOUT
     print(
         f"\n(2) {backend}: a second process's append while one appends in a tight loop "
@@ -356,8 +191,9 @@ def report_cold(backend: str, cold: Outcome, hot: Outcome, args: argparse.Namesp
 
 
 def run_sqlite(args: argparse.Namespace, directory: Path) -> int:
+    """(1) and (2) on SQLite, each on its own store file in `directory`."""
     print(
-        f"\nSQLite {__import__('sqlite3').sqlite_version}, files in {directory} "
+        f"\nSQLite {sqlite3.sqlite_version}, files in {directory} "
         f"({harness.filesystem_of(directory)})"
     )
     url = f"sqlite:///{directory / 'fair.db'}"
@@ -370,6 +206,7 @@ def run_sqlite(args: argparse.Namespace, directory: Path) -> int:
 
 
 def run_postgres(args: argparse.Namespace) -> int:
+    """(1) and (2) on PostgreSQL, each in a fresh database; skipped if unreachable."""
     try:
         version = harness.server_version(args.server)
     except Exception as error:  # noqa: BLE001
@@ -386,7 +223,8 @@ def run_postgres(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    """Parse the options; print the header, then run each backend asked for."""
+    parser = harness.new_parser(__doc__)
     parser.add_argument("--seconds", type=float, default=60.0, help="of appending (1); default 60")
     parser.add_argument("--processes", type=int, default=8, help="writer processes (1); default 8")
     parser.add_argument("--compactor", action="store_true", help="add a compacting process to (1)")

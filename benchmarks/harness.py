@@ -107,11 +107,8 @@ def add_check_option(
 def add_server_option(parser: argparse.ArgumentParser, required: bool = False) -> None:
     """--server: a PostgreSQL URL; unless required, $TRANSCRIPTS_TEST_POSTGRES_URL or local."""
     meaning = "a postgresql:// URL of a database on the server (databases are made beside it)"
-    if required:
-        parser.add_argument("--server", required=True, help=meaning)
-    else:
-        default = os.environ.get(SERVER_VARIABLE) or DEFAULT_SERVER
-        parser.add_argument("--server", default=default, help=meaning)
+    default = None if required else os.environ.get(SERVER_VARIABLE) or DEFAULT_SERVER
+    parser.add_argument("--server", required=required, default=default, help=meaning)
 
 
 # -- scratch places -------------------------------------------------------------------------
@@ -237,6 +234,11 @@ def quartiles(values: Sequence[float]) -> tuple[float, float]:
         return min(values), max(values)
     q = statistics.quantiles(values, n=4)
     return q[0], q[2]
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """The nearest-rank `p`th percentile of `values`."""
+    return sorted(values)[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
 
 
 def profile(label: str, call: Call, top: int) -> None:
@@ -365,13 +367,7 @@ class Verdicts:
         self.line(label, f"{value:.2f}", f"{low:.2f}–{high:.2f}", value, target, at_most)
 
     def line(
-        self,
-        label: str,
-        shown: str,
-        spread: str,
-        value: float,
-        target: float | None,
-        at_most: bool,
+        self, label: str, shown: str, spread: str, value: float, target: float | None, at_most: bool
     ) -> None:
         """A figure as shown; judged if it has a target (else 'info')."""
         widths = self.widths

@@ -281,12 +281,6 @@ def lag(server: str, appends: int, load: int) -> list[float]:
     return [(seen[i] - returned[i]) * 1e3 for i in returned if i in seen]
 
 
-def percentile(values: list[float], p: float) -> float:
-    """The nearest-rank `p`th percentile of `values`."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
-
-
 def main(argv: list[str] | None = None) -> int:
     """Parse the options; print the header and the parts (1), (2) and (3); the exit code."""
     parser = harness.new_parser(__doc__)
@@ -338,8 +332,8 @@ def print_lag(server: str, appends: int) -> None:
     for load in (0, 4):
         lags = lag(server, appends, load)
         print(
-            f"{load} load writers: median {statistics.median(lags):.1f} ms, "
-            f"p99 {percentile(lags, 99):.1f} ms, max {max(lags):.1f} ms ({len(lags)} appends)"
+            f"{load} load writers: median {statistics.median(lags):.1f} ms, p99 "
+            f"{harness.percentile(lags, 99):.1f} ms, max {max(lags):.1f} ms ({len(lags)} appends)"
         )
 
 

@@ -39,18 +39,17 @@ messages appended `--chunk` (500) per call, a committed compaction after each ch
 plus the last 19 messages stay active) and a failed one in every 4th session. Building 1M
 events takes about 2 minutes: `--store PATH` keeps the store and reuses it, as it is, next time.
 `--profile` then prints a cProfile of one rebuild and of `active()` calls.
+
+The plain sqlite3 baselines of (b) and (c) are in plain_sqlite.py; what the subprocess of (d)
+does and measures is in rebuild_memory.py.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
-import json
 import random
-import re
 import sqlite3
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -58,7 +57,8 @@ from pathlib import Path
 from typing import Any
 
 import harness
-import orjson
+from plain_sqlite import MutableRows, PlainCopy, active_rows
+from rebuild_memory import RebuildMemory, measure_rss, rss_child
 from transcripts import TranscriptStore
 
 TARGET_ACTIVE_HISTORY = 1.2
@@ -67,11 +67,6 @@ TARGET_REBUILD_RATIO = 0.5
 TARGET_REBUILD_RATE = 100_000
 TARGET_RSS_MB = 150
 RSS_TARGET_EVENTS = 1_000_000
-
-VIEWS = ("sessions", "active_messages", "message_history", "compaction_attempts")
-COPY_PREFIX = "bench_copy_"
-TOPIC = "transcripts:Transcript."
-REBUILD_BATCH = 1000  # events per transaction, as the store's catch-up takes them
 
 LONG = "active(), {history:,} history"
 SHORT = "active(), {active} in all"
@@ -145,301 +140,6 @@ def log_size(path: Path) -> int:
             return connection.execute("SELECT COUNT(*) FROM stored_events").fetchone()[0]
         except sqlite3.OperationalError:  # not a store (yet)
             return 0
-
-
-# -- (b) the mutable-rows baseline ----------------------------------------------------------
-
-
-class MutableRows:
-    """The conventional table: one mutable row per active message, in its own file."""
-
-    def __init__(self, path: Path, rows: list[tuple[str, int, str]]) -> None:
-        self.connection = sqlite3.connect(path)
-        self.connection.execute("PRAGMA journal_mode=WAL")
-        self.connection.execute(
-            "CREATE TABLE t (session_id TEXT NOT NULL, position INTEGER NOT NULL, "
-            "message TEXT NOT NULL, PRIMARY KEY (session_id, position))"
-        )
-        with self.connection:
-            self.connection.executemany("INSERT INTO t VALUES (?, ?, ?)", rows)
-
-    def read(self, session: str) -> list[dict[str, Any]]:
-        cursor = self.connection.execute(
-            "SELECT message FROM t WHERE session_id = ? ORDER BY position", (session,)
-        )
-        return [orjson.loads(row[0]) for row in cursor.fetchall()]
-
-    def close(self) -> None:
-        self.connection.close()
-
-
-def active_rows(path: Path) -> list[tuple[str, int, str]]:
-    """Every row of the store's `active_messages` table at `path`."""
-    with sqlite3.connect(path) as connection:
-        return connection.execute(
-            "SELECT session_id, position, message FROM active_messages"
-        ).fetchall()
-
-
-# -- (c) the plain-sqlite3 baselines ----------------------------------------------------------
-
-
-def _is_virtual(sql: str | None) -> bool:
-    """Whether `sql` creates a virtual table (FTS5, say)."""
-    return (sql or "").upper().startswith("CREATE VIRTUAL")
-
-
-def copy_schema(c: sqlite3.Connection) -> list[str]:
-    """The DDL of the views as they are in the file, renamed with COPY_PREFIX: their tables,
-    indexes and triggers, and the tables those triggers write (a search index, say)."""
-    objects = c.execute(
-        "SELECT type, name, tbl_name, sql FROM sqlite_master "
-        "WHERE sql IS NOT NULL AND substr(name, 1, ?) != ?",
-        (len(COPY_PREFIX), COPY_PREFIX),
-    ).fetchall()
-    tables = {name for kind, name, _, _ in objects if kind == "table"}
-    virtual = {name for kind, name, _, sql in objects if kind == "table" and _is_virtual(sql)}
-    shadow = {name for name in tables if any(name.startswith(v + "_") for v in virtual)}
-    copied = {*VIEWS, "stored_events"}
-    for kind, _, table, sql in objects:
-        if kind == "trigger" and table in copied:
-            copied |= {t for t in tables - shadow if re.search(rf"\b{re.escape(t)}\b", sql)}
-    chosen = [o for o in objects if o[2] in copied and o[1] not in shadow]
-    names = sorted({name for _, name, _, _ in chosen}, key=len, reverse=True)
-    pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
-    order = {"table": 0, "index": 1, "trigger": 2}
-    chosen.sort(key=lambda o: order.get(o[0], 3))
-    return [pattern.sub(lambda m: COPY_PREFIX + m.group(1), sql) for _, _, _, sql in chosen]
-
-
-class _CopyBatch:
-    """The rows one batch of events writes, built from the decoded payloads by plain code."""
-
-    HISTORY = f"INSERT INTO {COPY_PREFIX}message_history VALUES (?,?,?,?,?,?,?,?,?,?)"
-    ACTIVE = f"INSERT INTO {COPY_PREFIX}active_messages VALUES (?,?,?,?,?)"
-    ATTEMPT = f"INSERT INTO {COPY_PREFIX}compaction_attempts VALUES ({','.join('?' * 15)})"
-    SESSION = f"INSERT OR REPLACE INTO {COPY_PREFIX}sessions VALUES ({','.join('?' * 15)})"
-    SUPERSEDE = (
-        f"UPDATE {COPY_PREFIX}message_history SET active = 0, superseded_by = ? "
-        "WHERE session_id = ? AND message_id = ?"
-    )
-    UNACTIVE = f"DELETE FROM {COPY_PREFIX}active_messages WHERE session_id = ? AND message_id = ?"
-
-    def __init__(self) -> None:
-        self.history: list[tuple[Any, ...]] = []
-        self.active: list[tuple[Any, ...]] = []
-        self.attempts: list[tuple[Any, ...]] = []
-        self.superseded: list[tuple[str, str, str]] = []
-        self.sessions: dict[str, list[Any]] = {}
-
-    def take(
-        self, sessions: dict[str, list[Any]], originator: str, number: int, kind: str, data: Any
-    ) -> None:
-        at = data["timestamp"]["_data_"]
-        if kind == "Started":
-            metadata = orjson.dumps(data["metadata"]).decode()
-            row = [data["session_id"], originator, data["source"], data["model"],
-                   data["parent_id"], metadata, at, at, number, 0, 0, 0, 0, 0, None]  # fmt: skip
-            sessions[originator] = row
-        else:
-            row = sessions[originator]
-            if kind == "MessageAppended":
-                self.message(row, data["message_id"], data["message"], None, at, number)
-                row[10] += 1
-            elif kind == "CompactionCommitted":
-                added = [new["id"] for new in data["added"]]
-                for new in data["added"]:
-                    self.message(row, new["id"], new["message"], data["compaction_id"], at, number)
-                self.superseded += [(data["compaction_id"], row[0], i) for i in data["superseded"]]
-                row[10] += len(added) - len(data["superseded"])
-                row[11] += 1
-                self.attempt(row[0], data, number, "committed", data["superseded"], added, at)
-            elif kind == "CompactionFailed":
-                row[12] += 1
-                self.attempt(row[0], data, number, "failed", data["would_supersede"], [], at)
-            row[7], row[8] = at, number
-        self.sessions[originator] = row
-
-    def message(
-        self, row: list[Any], message_id: str, content: dict[str, Any], by: str | None,
-        at: str, number: int,
-    ) -> None:  # fmt: skip
-        row[9] += 1
-        text = orjson.dumps({"id": message_id, **content}).decode()
-        role = content["role"]
-        self.history.append((row[0], row[9], message_id, role, text, 1, None, by, at, number))
-        self.active.append((row[0], row[9], message_id, role, text))
-
-    def attempt(
-        self, session_id: str, data: Any, number: int, status: str, superseded: list[str],
-        added: list[str], at: str,
-    ) -> None:  # fmt: skip
-        self.attempts.append((
-            data["compaction_id"], session_id, number, status, data["reason"],
-            data.get("failure"), data.get("error"), data["based_on_version"], len(superseded),
-            len(added), orjson.dumps(superseded).decode(), orjson.dumps(added).decode(),
-            data["tokens_before"], data["tokens_after"], at,
-        ))  # fmt: skip
-
-    def write(self, c: sqlite3.Connection) -> None:
-        c.executemany(self.HISTORY, self.history)
-        c.executemany(self.ACTIVE, self.active)
-        if self.superseded:
-            c.executemany(self.SUPERSEDE, self.superseded)
-            c.executemany(self.UNACTIVE, [(s, m) for _, s, m in self.superseded])
-        c.executemany(self.ATTEMPT, self.attempts)
-        c.executemany(self.SESSION, self.sessions.values())
-
-
-class PlainCopy:
-    """Writes the rows the views hold with plain sqlite3, into copies of the views' tables."""
-
-    def __init__(self, path: Path, batch: int = REBUILD_BATCH) -> None:
-        self.connection = sqlite3.connect(path, isolation_level=None, timeout=60)
-        self.batch = batch
-
-    def reset(self) -> None:
-        """Fresh, empty copies of the views' tables (and of the raw events table)."""
-        c = self.connection
-        c.execute("BEGIN IMMEDIATE")
-        self._drop(c)
-        for statement in copy_schema(c):
-            c.execute(statement)
-        c.execute(f"CREATE TABLE {COPY_PREFIX}progress (position INTEGER NOT NULL)")
-        c.execute(f"INSERT INTO {COPY_PREFIX}progress VALUES (0)")
-        c.execute("COMMIT")
-
-    def drop(self) -> None:
-        self.connection.execute("BEGIN IMMEDIATE")
-        self._drop(self.connection)
-        self.connection.execute("COMMIT")
-
-    @staticmethod
-    def _drop(c: sqlite3.Connection) -> None:
-        copies = c.execute(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND substr(name, 1, ?) = ?",
-            (len(COPY_PREFIX), COPY_PREFIX),
-        ).fetchall()
-        virtual_first = sorted(copies, key=lambda row: not _is_virtual(row[1]))
-        for name, _ in virtual_first:  # a virtual table drops its shadow tables with it
-            c.execute(f'DROP TABLE IF EXISTS "{name}"')
-
-    def copy(self) -> int:
-        """Stream the log and write the view rows, one transaction per batch of events."""
-        c = self.connection
-        sessions: dict[str, list[Any]] = {}  # transcript id -> its sessions row, as a list
-        position = done = 0
-        while True:
-            rows = c.execute(
-                "SELECT rowid, originator_id, originator_version, topic, state FROM stored_events "
-                "WHERE rowid > ? ORDER BY rowid LIMIT ?",
-                (position, self.batch),
-            ).fetchall()
-            if not rows:
-                return done
-            batch = _CopyBatch()
-            for _, originator, number, topic, state in rows:
-                batch.take(sessions, originator, number, topic[len(TOPIC) :], orjson.loads(state))
-            c.execute("BEGIN IMMEDIATE")
-            batch.write(c)
-            position = rows[-1][0]
-            c.execute(f"UPDATE {COPY_PREFIX}progress SET position = ?", (position,))
-            c.execute("COMMIT")
-            done += len(rows)
-
-    def insert_select(self) -> int:
-        """The floor: copy the raw event rows, no decoding, in the same transactions."""
-        c = self.connection
-        head = c.execute("SELECT MAX(rowid) FROM stored_events").fetchone()[0] or 0
-        for first in range(0, head, self.batch):
-            c.execute("BEGIN IMMEDIATE")
-            c.execute(
-                f"INSERT INTO {COPY_PREFIX}stored_events SELECT * FROM stored_events "
-                "WHERE rowid > ? AND rowid <= ?",
-                (first, first + self.batch),
-            )
-            c.execute("COMMIT")
-        return head
-
-    def counts(self) -> dict[str, tuple[int, int]]:
-        """Rows per view: (live view, plain copy) — the copy should match the view."""
-        c = self.connection
-        return {
-            view: (
-                c.execute(f"SELECT COUNT(*) FROM {view}").fetchone()[0],
-                c.execute(f"SELECT COUNT(*) FROM {COPY_PREFIX}{view}").fetchone()[0],
-            )
-            for view in VIEWS
-        }
-
-    def close(self) -> None:
-        self.connection.close()
-
-
-# -- (d) peak RSS in a fresh process --------------------------------------------------------
-
-
-def _status_kb(field: str) -> int:
-    """A kB field of /proc/self/status (VmRSS, VmHWM); 0 if absent."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    return 0
-
-
-def rss_child(url: str, path: str) -> None:
-    """Runs in the subprocess: open the store, rebuild it, print what memory it took (JSON)."""
-    import resource
-
-    store = TranscriptStore.open(url)
-    gc.collect()
-    before = _status_kb("VmRSS")
-    try:  # reset the high-water mark (Linux >= 4.0), so the peak is the rebuild's own
-        Path("/proc/self/clear_refs").write_text("5")
-        reset = _status_kb("VmHWM") <= before + 1024
-    except OSError:
-        reset = False
-    samples: list[tuple[int, int]] = []
-    last = [time.perf_counter()]
-
-    def progress(done: int, total: int) -> None:
-        samples.append((done, _status_kb("VmRSS")))
-        last[0] = time.perf_counter()
-
-    started = time.perf_counter()
-    events = store.rebuild_projections(progress)
-    ended = time.perf_counter()
-    peak = _status_kb("VmHWM")
-    if not peak:  # no /proc: ru_maxrss (on Linux it also counts the parent's RSS before exec)
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    wal = Path(path + "-wal")
-    wal_bytes = wal.stat().st_size if wal.exists() else 0
-    store.close()
-    print(
-        json.dumps(
-            {
-                "events": events,
-                "seconds": ended - started,
-                "after_last_batch": ended - last[0] if samples else None,
-                "before_kb": before,
-                "peak_kb": peak,
-                "hwm_reset": reset,
-                "wal_bytes": wal_bytes,
-                "samples": samples[:: max(1, len(samples) // 10)] + samples[-1:],
-            }
-        )
-    )
-
-
-def measure_rss(path: Path) -> dict[str, Any]:
-    """Rebuild the store at `path` in a fresh process; what its memory did (the JSON)."""
-    output = subprocess.run(
-        [sys.executable, __file__, "--rss-child", str(path)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return json.loads(output.stdout.strip().splitlines()[-1])
 
 
 # -- the two parts --------------------------------------------------------------------------
@@ -547,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rss-child", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.rss_child:
-        rss_child(f"sqlite:///{args.rss_child}", args.rss_child)
+        rss_child(args.rss_child)
         return 0
     if (
         min(args.rounds, args.batch, args.rebuild_rounds, args.chunk, args.events) < 1
@@ -569,7 +269,7 @@ def run(args: argparse.Namespace, directory: Path) -> int:
     reads_done = time.perf_counter()
     path = (args.store or directory / "rebuild.db").resolve()
     rebuild_samples, events, built, counts = measure_rebuilds(args, path, rng)
-    rss = None if args.no_rss else measure_rss(path)
+    rss = None if args.no_rss else measure_rss(path, __file__)
 
     print()
     table = harness.TimingTable(44, 14)
@@ -627,7 +327,7 @@ def judge_rebuilds(verdicts: harness.Verdicts, samples: harness.Samples, events:
     verdicts.line(label, f"{value:.3f}", f"{low:.3f}–{high:.3f}", value, None, False)
 
 
-def judge_rss(verdicts: harness.Verdicts, rss: dict[str, Any]) -> None:
+def judge_rss(verdicts: harness.Verdicts, rss: RebuildMemory) -> None:
     """(d): the peak RSS of the rebuild, judged only for a log of RSS_TARGET_EVENTS events."""
     peak = rss["peak_kb"] / 1024
     judged = rss["events"] >= RSS_TARGET_EVENTS
@@ -659,7 +359,7 @@ def print_rebuilds(samples: harness.Samples, events: int) -> None:
         print(f"{name:44} {seconds:>14.2f} {events / seconds:>10,.0f}")
 
 
-def print_rss(rss: dict[str, Any]) -> None:
+def print_rss(rss: RebuildMemory) -> None:
     """What the RSS subprocess saw: memory before and during the rebuild, the lock tail."""
     print(
         f"peak RSS subprocess: {rss['before_kb'] / 1024:.0f} MB after opening the store, "

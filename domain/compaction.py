@@ -127,6 +127,19 @@ def check_tool_pairing(
         seen.add(message_id)
 
 
+def check_result_pairing(
+    plan: CompactionPlan, tail: Sequence[str], calls: Mapping[str, str], answers: Mapping[str, str]
+) -> None:
+    """`check_tool_pairing` of a compaction's result: its replacement, then the `tail` of
+    messages appended since the attempt began; `calls` and `answers` of the active messages."""
+    calls, answers = dict(calls), dict(answers)
+    for new in plan.added:
+        new_calls, new_answers = pairing_facts(new.id, new.content)
+        calls.update(new_calls)
+        answers.update(new_answers)
+    check_tool_pairing([*plan.order, *tail], calls, answers, plan.superseded)
+
+
 def pairing_facts(message_id: str, content: Message) -> tuple[dict[str, str], dict[str, str]]:
     """The (calls, answers) entries one message contributes to `check_tool_pairing`."""
     calls = dict.fromkeys(calls_made(content), message_id)

@@ -8,6 +8,9 @@ Stored topics are explicit (`transcripts:Transcript.<Event>`), so renaming code 
 breaks stored data. Command methods check every invariant; `apply` bodies only mutate
 state, because they run again on every replay.
 
+A committed compaction or a rewind moves the fence: an attempt begun before it cannot commit.
+A rewound message stays stored, and `append` restores it (see `domain.rewind`).
+
 `Erased` is the tombstone `forget` leaves: the store deletes every earlier event of the
 stream in the transaction that inserts it, so it replays as the stream's first and only
 event, into a transcript that refuses every command (`SessionErasedError`).
@@ -27,24 +30,14 @@ from .compaction import (
     CONFLICT,
     CompactionPlan,
     CompactionRejected,
-    check_tool_pairing,
+    check_result_pairing,
     pairing_facts,
     plan_compaction,
     would_supersede,
 )
-from .errors import (
-    MessageConflictError,
-    SessionErasedError,
-    TranscriptError,
-)
-from .messages import (
-    Message,
-    content_hash,
-    new_message_id,
-    safe_text,
-    split_id,
-    with_id,
-)
+from .errors import MessageConflictError, SessionErasedError, TranscriptError
+from .messages import Message, content_hash, new_message_id, safe_text, split_id, with_id
+from .rewind import plan_rewind, taken_out
 from .sessions import check_start
 
 
@@ -78,6 +71,7 @@ class Transcript(Aggregate):
             transcript.hashes[self.message_id] = self.content_hash
             transcript.active.append(self.message_id)
             transcript.note_pairing(self.message_id, self.message)
+            transcript.rewound.discard(self.message_id)  # a restore
 
     class CompactionCommitted(Event):
         TOPIC = "transcripts:Transcript.CompactionCommitted"
@@ -99,7 +93,7 @@ class Transcript(Aggregate):
                 transcript.note_pairing(new["id"], new["message"])
             transcript.active = [*self.order, *tail]
             transcript.forget_pairing(self.superseded)
-            transcript.last_commit_version = self.originator_version
+            transcript.fence_version = self.originator_version
             transcript.compaction_ids.add(self.compaction_id)
             transcript.committed_ids.add(self.compaction_id)
 
@@ -116,6 +110,20 @@ class Transcript(Aggregate):
 
         def apply(self, transcript: Transcript) -> None:
             transcript.compaction_ids.add(self.compaction_id)
+
+    class Rewound(Event):
+        """Active messages taken out of the context; they stay stored, marked rewound."""
+
+        TOPIC = "transcripts:Transcript.Rewound"
+        message_ids: list[str]  # in their active order
+        reason: str
+
+        def apply(self, transcript: Transcript) -> None:
+            gone = set(self.message_ids)
+            transcript.active = [i for i in transcript.active if i not in gone]
+            transcript.forget_pairing(gone)
+            transcript.rewound |= gone
+            transcript.fence_version = self.originator_version
 
     class Erased(Event):
         """The tombstone of a forgotten session: that it existed, when, and how much it held."""
@@ -147,6 +155,7 @@ class Transcript(Aggregate):
             transcript.answers = {}
             transcript.compaction_ids = set()
             transcript.committed_ids = set()
+            transcript.rewound = set()
             transcript.erasure = self
 
     def __init__(
@@ -166,7 +175,8 @@ class Transcript(Aggregate):
         self.hashes: dict[str, str] = {}
         self.calls: dict[str, str] = {}  # tool call id -> active assistant message making it
         self.answers: dict[str, str] = {}  # active tool message id -> call id it answers
-        self.last_commit_version = 0
+        self.rewound: set[str] = set()  # stored, out of the context, not superseded
+        self.fence_version = 0  # of the last commit or rewind: no attempt begun before commits
         self.compaction_ids: set[str] = set()  # settled: committed or failed
         self.committed_ids: set[str] = set()
         self.erasure: Transcript.Erased | None = None
@@ -226,13 +236,18 @@ class Transcript(Aggregate):
         )
 
     def append(
-        self, messages: Sequence[object], fresh_ids: Sequence[str] | None = None
+        self,
+        messages: Sequence[object],
+        fresh_ids: Sequence[str] | None = None,
+        *,
+        restore: bool = True,
     ) -> list[Message]:
         """Store the messages not stored yet; return every given message as stored.
 
         A message without an id gets `fresh_ids[i]` (i: its place), else a new id: a caller
         retrying a call gives the same ids, so it stores the same messages. A stored id with
-        identical content is a no-op; with other content the whole call is refused with
+        identical content is a no-op — but a rewound one is restored, at the end of the
+        context, when `restore`; with other content the whole call is refused with
         MessageConflictError before anything is triggered.
         """
         self._check_not_erased()
@@ -249,7 +264,7 @@ class Transcript(Aggregate):
         stored: list[Message] = []
         for index, (given_id, content) in enumerate(items):
             message_id = given_id or (fresh_ids[index] if fresh_ids else new_message_id())
-            if message_id not in self.hashes:
+            if message_id not in self.hashes or (restore and message_id in self.rewound):
                 self.trigger_event(
                     self.MessageAppended,
                     message_id=message_id,
@@ -273,23 +288,17 @@ class Transcript(Aggregate):
         """Commit a replacement of the snapshot, or raise CompactionRejected."""
         self._check_not_erased()
         self._check_unsettled(compaction_id)
-        if self.last_commit_version > based_on_version:
+        if self.fence_version > based_on_version:
             raise CompactionRejected(
                 CONFLICT,
-                f"another compaction committed at version {self.last_commit_version}, "
+                f"another compaction committed or a rewind at version {self.fence_version}, "
                 f"after this attempt began at version {based_on_version}",
                 would_supersede(snapshot, replacement),
             )
         if list(snapshot) != self.active[: len(snapshot)]:
             raise TranscriptError("the attempt's snapshot is not this transcript's active list")
         plan = plan_compaction(snapshot, replacement, self.hashes)
-        calls, answers = dict(self.calls), dict(self.answers)
-        for new in plan.added:
-            new_calls, new_answers = pairing_facts(new.id, new.content)
-            calls.update(new_calls)
-            answers.update(new_answers)
-        tail = self.active[len(snapshot) :]
-        check_tool_pairing([*plan.order, *tail], calls, answers, plan.superseded)
+        check_result_pairing(plan, self.active[len(snapshot) :], self.calls, self.answers)
         self.trigger_event(
             self.CompactionCommitted,
             compaction_id=compaction_id,
@@ -333,6 +342,20 @@ class Transcript(Aggregate):
             tokens_before=tokens_before,
             tokens_after=tokens_after,
         )
+
+    def rewind_target(self, *, count: int | None, to: str | None) -> list[str]:
+        """The ids a rewind takes out: the last `count` active, or every active after `to`."""
+        self._check_not_erased()
+        return plan_rewind(self.session_id, self.active, self.hashes, count=count, to=to)
+
+    def rewind(self, message_ids: Sequence[str], *, reason: str) -> list[str]:
+        """Take the active ones of `message_ids` out of the context in one Rewound event;
+        return them in their active order. None active (a rewind that landed): nothing."""
+        self._check_not_erased()
+        gone = taken_out(self.active, message_ids, self.calls, self.answers)
+        if gone:
+            self.trigger_event(self.Rewound, message_ids=gone, reason=safe_text(reason))
+        return gone
 
     def erase(self) -> Transcript.Erased:
         """Trigger the tombstone (the store deletes every earlier event with it); return it.

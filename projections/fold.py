@@ -1,10 +1,11 @@
 """A pure fold of one transcript's events into what users read.
 
-Given the events of a session in order, `SessionFold` computes the active context, the
-full history with supersession marks, and the compaction audit. It is the reference
-semantics of every view: the store reads it directly, and the SQL read models are
-checked against it. An `Erased` tombstone leaves only what it records (and `erased_at`); an
-event after it cannot be applied.
+Given the events of a session in order, `SessionFold` computes the active context, the full
+history with its supersession and rewind marks, and the compaction audit. It is the reference
+semantics of every view: the store reads it directly, and the SQL read models are checked
+against it. A `Rewound` event takes active messages out of the context (they stay in the
+history, marked); a `MessageAppended` of a rewound id restores it. An `Erased` tombstone
+leaves only what it records (and `erased_at`); an event after it cannot be applied.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ class HistoryEntry:
     active: bool = True
     superseded_by: str | None = None
     added_by: str | None = None
+    rewound_version: int | None = None
+    restored_version: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -37,6 +40,7 @@ class HistoryEntry:
             "active": self.active,
             "superseded_by": self.superseded_by,
             "added_by": self.added_by,
+            "rewound": self.rewound_version is not None,
             "message": with_id(self.id, self.message),
         }
 
@@ -87,8 +91,9 @@ class SessionFold:
             self.metadata = event.metadata
             self.started_at = event.timestamp
         elif isinstance(event, Transcript.MessageAppended):
-            self._add(event.message_id, event.message, event, added_by=None)
-            self.active_ids.append(event.message_id)
+            self._append(event)
+        elif isinstance(event, Transcript.Rewound):
+            self._rewind(event)
         elif isinstance(event, Transcript.CompactionCommitted):
             self._commit(event)
         elif isinstance(event, Transcript.CompactionFailed):
@@ -121,6 +126,26 @@ class SessionFold:
         self.entries[message_id] = HistoryEntry(
             message_id, message, event.timestamp, event.originator_version, added_by=added_by
         )
+
+    def _append(self, event: Transcript.MessageAppended) -> None:
+        entry = self.entries.get(event.message_id)
+        if entry is None:
+            self._add(event.message_id, event.message, event, added_by=None)
+        elif entry.rewound_version is not None:  # a restore
+            entry.active, entry.rewound_version = True, None
+            entry.restored_version = event.originator_version
+        else:
+            raise ValueError(f"a second MessageAppended of message {event.message_id!r}")
+        self.active_ids.append(event.message_id)
+
+    def _rewind(self, event: Transcript.Rewound) -> None:
+        gone = set(event.message_ids)
+        if len(gone) != len(event.message_ids) or not gone <= set(self.active_ids):
+            raise ValueError(f"a rewind of messages that are not active: {event.message_ids}")
+        self.active_ids = [i for i in self.active_ids if i not in gone]
+        for message_id in event.message_ids:
+            entry = self.entries[message_id]
+            entry.active, entry.rewound_version = False, event.originator_version
 
     def _commit(self, event: Transcript.CompactionCommitted) -> None:
         missing = {*event.superseded, *event.kept} - set(self.active_ids)

@@ -9,6 +9,11 @@ An entry that cannot be decoded or applied (unknown topic, corrupt payload, an e
 session that was never started, a compaction of messages that are not active) does not stop
 the batch: it is quarantined, and its session flagged.
 
+A `Rewound` event takes messages out of `active_messages` and marks their history rows; a
+`MessageAppended` of a rewound id restores its row (it keeps its place in the history) and
+appends it to the active list. Whether an appended id is a rewound one is asked of the stored
+views only when its session has rewound messages (`sessions.rewound_count`).
+
 An `Erased` tombstone removes the session's rows from every view but `sessions`, whose row
 stays with what the tombstone records and `erased_at`. It may be the first event of its
 session the views see: the erasure deleted the earlier ones, projected or not.
@@ -24,7 +29,15 @@ from typing import ClassVar
 from ..domain.messages import with_id
 from ..domain.transcript import Transcript
 from .fold import COMMITTED, FAILED
-from .rows import ActiveRow, AttemptRow, HistoryRow, QuarantineRow, SessionRow, ViewChanges
+from .rows import (
+    ActiveRow,
+    AttemptRow,
+    HistoryMark,
+    HistoryRow,
+    QuarantineRow,
+    SessionRow,
+    ViewChanges,
+)
 
 
 @dataclass(frozen=True)
@@ -50,6 +63,10 @@ class ViewState(ABC):
     def load_active(self, session_id: str) -> list[ActiveRow]:
         """The active_messages rows of a session, in position order."""
 
+    @abstractmethod
+    def load_rewound(self, session_id: str, message_id: str) -> int | None:
+        """The rewound_version of a message's stored history row (None: none, or no row)."""
+
 
 class Unprojectable(Exception):
     """An event the views cannot take; it is quarantined."""
@@ -71,9 +88,9 @@ class Projector:
         # PostgreSQL; every event rebuilt once, so that none an older release quarantined
         # for its shape stays out
         "active_messages": 2,
-        "message_history": 2,
+        "message_history": 3,  # 3: rewound_version, restored_version (Rewound events)
         "compaction_attempts": 2,
-        "sessions": 3,  # 2: erased_at; 3: as the others' 2
+        "sessions": 4,  # 2: erased_at; 3: as the others' 2; 4: rewound_count
     }
 
     def __init__(self, state: ViewState) -> None:
@@ -118,6 +135,8 @@ class Projector:
             raise Unprojectable("an event of an erased session")
         if isinstance(event, Transcript.MessageAppended):
             self._appended(session, event)
+        elif isinstance(event, Transcript.Rewound):
+            self._rewound(session, event)
         elif isinstance(event, Transcript.CompactionCommitted):
             self._committed(session, event)
         elif isinstance(event, Transcript.CompactionFailed):
@@ -174,6 +193,7 @@ class Projector:
         changes.history_inserts = {
             key: row for key, row in changes.history_inserts.items() if key[0] != session_id
         }
+        changes.marks = {key: m for key, m in changes.marks.items() if key[0] != session_id}
         changes.superseded = [s for s in changes.superseded if s[1] != session_id]
         changes.attempts = [a for a in changes.attempts if a.session_id != session_id]
         changes.quarantine = [q for q in changes.quarantine if q.transcript_id != transcript_id]
@@ -184,9 +204,29 @@ class Projector:
         active = ActiveRow(
             row.session_id, row.active_count + 1, event.message_id, message["role"], message
         )
-        self._add_history(row, message, event, added_by=None)
+        if self._is_rewound(row, event):  # a restore: its history row stays
+            self._mark(row.session_id, event.message_id, None, event.originator_version)
+            row.rewound_count -= 1
+        elif (row.session_id, event.message_id) in self.changes.history_inserts:
+            raise Unprojectable(f"a second MessageAppended of message {event.message_id!r}")
+        else:
+            self._add_history(row, message, event, added_by=None)
         (session.active if session.active is not None else session.appended).append(active)
         row.active_count += 1
+
+    def _rewound(self, session: _Session, event: Transcript.Rewound) -> None:
+        row = session.row
+        if event.originator_version <= row.version:  # offered again: the views hold it
+            raise Unprojectable("a rewind the views have taken already")
+        current = self._active(session)
+        gone = set(event.message_ids)
+        if len(gone) != len(event.message_ids) or not gone <= {a.message_id for a in current}:
+            raise Unprojectable(f"a rewind of messages that are not active: {event.message_ids}")
+        for message_id in event.message_ids:
+            self._mark(row.session_id, message_id, event.originator_version, None)
+        session.active = [active for active in current if active.message_id not in gone]
+        row.active_count = len(session.active)
+        row.rewound_count += len(gone)
 
     def _committed(self, session: _Session, event: Transcript.CompactionCommitted) -> None:
         row = session.row
@@ -258,6 +298,34 @@ class Projector:
         )
         self.changes.history_inserts[(row.session_id, message["id"])] = history
         row.message_count += 1
+
+    def _is_rewound(self, row: SessionRow, event: Transcript.MessageAppended) -> bool:
+        """Whether the appended message is rewound (by a rewind before it: an append the
+        views took already, offered again, is no restore), as this batch left it so far."""
+        if not row.rewound_count:
+            return False
+        key = (row.session_id, event.message_id)
+        known = self.changes.history_inserts.get(key) or self.changes.marks.get(key)
+        if known is not None:
+            return known.rewound_version is not None
+        rewound = self.state.load_rewound(row.session_id, event.message_id)
+        return rewound is not None and rewound < event.originator_version
+
+    def _mark(
+        self, session_id: str, message_id: str, rewound: int | None, restored: int | None
+    ) -> None:
+        """Rewind (`rewound`: the version) or restore (`restored`: the version) a message's
+        history row: the pending one of this batch, else the stored one."""
+        key = (session_id, message_id)
+        earlier = self.changes.history_inserts.get(key) or self.changes.marks.get(key)
+        if restored is None and earlier is not None:
+            restored = earlier.restored_version
+        pending = self.changes.history_inserts.get(key)
+        if pending is not None:
+            pending.active, pending.rewound_version = rewound is None, rewound
+            pending.restored_version = restored
+        else:
+            self.changes.marks[key] = HistoryMark(rewound is None, rewound, restored)
 
     def _supersede(self, session_id: str, message_id: str, compaction_id: str) -> None:
         pending = self.changes.history_inserts.get((session_id, message_id))

@@ -3,15 +3,18 @@
 The public schema (same table and column names on every SQL backend):
 - `active_messages`: session_id, position, message_id, role, message
 - `message_history`: session_id, seq, message_id, role, message, active, superseded_by,
-  added_by, appended_at, appended_version
+  added_by, appended_at, appended_version, rewound_version, restored_version
 - `compaction_attempts`: compaction_id, session_id, version, status, reason, failure, error,
   based_on_version, superseded_count, added_count, superseded_ids, added_ids,
   tokens_before, tokens_after, at
 - `sessions`: session_id, transcript_id, source, model, parent_id, metadata, started_at,
   last_event_at, version, message_count, active_count, compactions_committed,
-  compactions_failed, quarantined, erased_at
+  compactions_failed, quarantined, erased_at, rewound_count
 - `quarantined_events`: position, transcript_id, session_id, version, topic, reason
-`message` columns hold the message as JSON, with its `id`.
+`message` columns hold the message as JSON, with its `id`. A rewound message is not active,
+and its `rewound_version` is the version of the `Rewound` event that took it out (NULL while
+it is active or superseded); `restored_version` is the version of the `MessageAppended` that
+last restored it (NULL if it never was).
 
 An erased session (`forget`) keeps its `sessions` row: `erased_at` is when it was erased
 (NULL for every other session), source, model and started_at stay, parent_id is NULL,
@@ -51,6 +54,17 @@ class HistoryRow:
     added_by: str | None
     appended_at: datetime
     appended_version: int
+    rewound_version: int | None = None
+    restored_version: int | None = None
+
+
+@dataclass(frozen=True)
+class HistoryMark:
+    """What a batch did to a stored history row by rewinding or restoring its message."""
+
+    active: bool
+    rewound_version: int | None
+    restored_version: int | None  # None: as stored
 
 
 @dataclass(frozen=True)
@@ -106,6 +120,7 @@ class SessionRow:
     compactions_failed: int = 0
     quarantined: int = 0
     erased_at: datetime | None = None
+    rewound_count: int = 0  # messages out of the context by a rewind (not superseded)
 
     def as_summary(self) -> dict[str, Any]:
         """The entry `TranscriptStore.sessions()` returns."""
@@ -124,6 +139,7 @@ class SessionRow:
             "compactions_failed": self.compactions_failed,
             "quarantined": self.quarantined,
             "erased_at": self.erased_at,
+            "rewound": self.rewound_count,
         }
 
 
@@ -145,6 +161,7 @@ class ViewChanges:
     started: set[str] = field(default_factory=set)  # transcript ids whose sessions row is new
     erased: set[str] = field(default_factory=set)  # transcript ids whose other rows go
     history_inserts: dict[tuple[str, str], HistoryRow] = field(default_factory=dict)
+    marks: dict[tuple[str, str], HistoryMark] = field(default_factory=dict)  # by session, msg
     superseded: list[tuple[str, str, str]] = field(default_factory=list)  # by, session, msg
     active_appends: list[ActiveRow] = field(default_factory=list)
     active_rewrites: dict[str, list[ActiveRow]] = field(default_factory=dict)  # by session

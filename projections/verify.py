@@ -61,6 +61,8 @@ def compare_session(session_id: str, fold: SessionFold | None, rows: SessionRows
                 "added_by": entry.added_by,
                 "appended_at": entry.appended_at,
                 "appended_version": entry.appended_version,
+                "rewound_version": entry.rewound_version,
+                "restored_version": entry.restored_version,
             },
         )
         for entry in fold.entries.values()
@@ -76,6 +78,8 @@ def compare_session(session_id: str, fold: SessionFold | None, rows: SessionRows
                 "added_by": row.added_by,
                 "appended_at": row.appended_at,
                 "appended_version": row.appended_version,
+                "rewound_version": row.rewound_version,
+                "restored_version": row.restored_version,
             },
         )
         for row in rows.history
@@ -176,6 +180,7 @@ def _diff_session(session_id: str, fold: SessionFold, row: SessionRow | None) ->
         "compactions_committed": sum(entry["status"] == "committed" for entry in fold.compactions),
         "compactions_failed": sum(entry["status"] == "failed" for entry in fold.compactions),
         "erased_at": fold.erased_at,
+        "rewound_count": sum(e.rewound_version is not None for e in fold.entries.values()),
     }
     stored = {key: getattr(row, key) for key in expected}
     if stored == expected:

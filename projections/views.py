@@ -30,6 +30,17 @@ class ViewStatus:
 
 
 @dataclass(frozen=True)
+class SearchQuery:
+    """A full-text search: the query text in the backend's syntax, and its filters."""
+
+    text: str
+    session_id: str | None = None  # only this session's messages
+    role: str | None = None  # only messages of this role
+    active_only: bool = False  # only messages in their session's active context
+    limit: int = 20  # at most this many hits
+
+
+@dataclass(frozen=True)
 class SearchHit:
     """A message matching a full-text search, with a snippet around the match."""
 
@@ -85,6 +96,10 @@ class TranscriptViews(ABC):
         """One message_history row of a session, if it has that message."""
 
     @abstractmethod
+    def messages(self, session_id: str, message_ids: list[str]) -> list[Message]:
+        """The stored messages of a session with these ids, in the order given."""
+
+    @abstractmethod
     def active_position(self, session_id: str, message_id: str) -> int | None:
         """The position of a message in the active context, if it is active."""
 
@@ -109,15 +124,7 @@ class TranscriptViews(ABC):
         """Raise as a query of the session would (unknown, erased, unreadable event)."""
 
     @abstractmethod
-    def search(
-        self,
-        query: str,
-        *,
-        session_id: str | None = None,
-        role: str | None = None,
-        active_only: bool = False,
-        limit: int = 20,
-    ) -> list[SearchHit]:
+    def search(self, query: SearchQuery) -> list[SearchHit]:
         """Messages ever stored matching a full-text query, best first."""
 
     @abstractmethod

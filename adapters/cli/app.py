@@ -2,8 +2,8 @@
 
 This module holds the group, its global options and the one place where errors become
 messages; the commands live in `read` (info, sessions, show, history, audit, events,
-explain), `transfer` (import hermes, import jsonl, export), `search`, `forget`, `migrate`
-and `projections` (status, rebuild, catch-up, verify, follow).
+explain), `transfer` (import hermes, import jsonl, export), `search`, `rewind`, `forget`,
+`migrate` and `projections` (status, rebuild, catch-up, verify, follow).
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ from typing import Any
 import click
 
 from ... import TranscriptError, TranscriptStore
-from ...config import default_path, new_cipher_key
+from ...config import DURABILITIES, default_path, new_cipher_key
 from . import read, transfer
 from .demo import run_demo
 from .follow import follow
 from .forget import forget
 from .migrate import migrate_command
 from .projections import projections
+from .rewind import rewind
 from .search import search
 from .support import CONTEXT_SETTINGS, StoreOpener, console, with_store
 
@@ -72,13 +73,20 @@ def os_error_text(error: OSError) -> str:
     help="Store URL: memory://, sqlite:///file.db, postgresql://user@host/dbname (default: "
     "$TRANSCRIPTS_URL, else the file `transcripts path` prints).",
 )
+@click.option(
+    "--durability",
+    type=click.Choice(DURABILITIES),
+    help="full: a write that returned is on disk (the default); normal: faster, the last "
+    "writes can be lost on power loss, never half-applied (default: $TRANSCRIPTS_DURABILITY, "
+    "else full).",
+)
 @click.pass_context
-def cli(context: click.Context, url: str | None) -> None:
+def cli(context: click.Context, url: str | None, durability: str | None) -> None:
     """An event-sourced store for LLM agent transcripts.
 
     Example: transcripts --db sqlite:///work.db sessions
     """
-    context.obj = StoreOpener(url)
+    context.obj = StoreOpener(url, durability)
 
 
 @cli.command()
@@ -112,7 +120,15 @@ def generate_key() -> None:
     click.echo(new_cipher_key())
 
 
-for command in [*read.COMMANDS, *transfer.COMMANDS, projections, migrate_command, search, forget]:
+for command in [
+    *read.COMMANDS,
+    *transfer.COMMANDS,
+    projections,
+    migrate_command,
+    search,
+    rewind,
+    forget,
+]:
     cli.add_command(command)
 projections.add_command(follow)  # `projections follow`
 

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ... import MessageNotFoundError, TranscriptError, TranscriptStore
-from ..exporters.timeline import Entry, timeline, tokens_saved
+from ..exporters.timeline import Boundary, Entry, Rewind, timeline, tokens_saved
 from .render import status_table, to_json
 from .render_read import (
     audit_summary,
@@ -43,6 +43,7 @@ def info(store: TranscriptStore, as_json: bool) -> None:
         "sessions": len(sessions),
         "messages": sum(session["messages"] for session in sessions),
         "active": sum(session["active"] for session in sessions),
+        "rewound": sum(session["rewound"] for session in sessions),
         "compactions_committed": sum(session["compactions_committed"] for session in sessions),
         "compactions_failed": sum(session["compactions_failed"] for session in sessions),
         "events": sum(1 if s["erased_at"] else s["version"] for s in sessions),  # a tombstone
@@ -59,7 +60,8 @@ def info(store: TranscriptStore, as_json: bool) -> None:
     click.echo(f"Backend:      {backend}")
     erased = f" ({summary['erased']} erased)" if summary["erased"] else ""
     click.echo(f"Sessions:     {summary['sessions']}{erased}")
-    click.echo(f"Messages:     {summary['messages']} stored, {summary['active']} active")
+    rewound = f", {summary['rewound']} rewound" if summary["rewound"] else ""
+    click.echo(f"Messages:     {summary['messages']} stored, {summary['active']} active{rewound}")
     click.echo(
         f"Compactions:  {summary['compactions_committed']} committed, "
         f"{summary['compactions_failed']} failed"
@@ -151,11 +153,13 @@ def show(store: TranscriptStore, session_id: str, as_of: int | None, as_json: bo
 @json_option
 @with_store
 def history(store: TranscriptStore, session_id: str, as_json: bool) -> None:
-    """Show every message ever stored, superseded ones too, with each compaction where it happened.
+    """Show every message ever stored, superseded and rewound ones too, with each compaction
+    and each rewind where it happened.
 
     Rows: the event version (v), the message id, its role, its state (active, active summary,
-    or superseded by a compaction) and its content; each compaction attempt is a boundary
-    row between the messages stored before and after it.
+    superseded by a compaction, rewound by a rewind; restored if appended again after a
+    rewind) and its content; each compaction attempt and each rewind is a boundary row
+    between the messages stored before and after it.
 
     Example: transcripts history 20260830_141200_d4e5f6
     """
@@ -164,8 +168,10 @@ def history(store: TranscriptStore, session_id: str, as_json: bool) -> None:
     if as_json:
         click.echo(to_json([entry.as_json() for entry in entries]))
         return
-    attempts = len(items) - len(entries)
+    attempts = sum(isinstance(item, Boundary) for item in items)
+    rewinds = sum(isinstance(item, Rewind) for item in items)
     counts = f"{plural(len(entries), 'message')}, {plural(attempts, 'compaction attempt')}"
+    counts += f", {plural(rewinds, 'rewind')}" if rewinds else ""
     title = f"History of {session_id} ({counts})"
     console().print(timeline_table(items, title))
 
@@ -224,7 +230,8 @@ def events(store: TranscriptStore, session_id: str, as_json: bool) -> None:
 @json_option
 @with_store
 def explain(store: TranscriptStore, session_id: str, message_id: str, as_json: bool) -> None:
-    """Explain why a message is (or is not) in the active context: who added and superseded it.
+    """Explain why a message is (or is not) in the active context: who added, superseded,
+    rewound or restored it.
 
     MESSAGE_ID may be a unique start of the id (`msg_3f2a` for `msg_3f2a…`).
 

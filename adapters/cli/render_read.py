@@ -1,4 +1,5 @@
-"""Tables for the read commands: sessions, history with compaction boundaries, audit, events."""
+"""Tables for the read commands: sessions, history with compaction boundaries and rewinds,
+audit, events."""
 
 from __future__ import annotations
 
@@ -7,14 +8,25 @@ from typing import Any
 
 from rich.table import Table
 
-from ..exporters.timeline import Boundary, Item, boundary_text, tokens_saved, when
+from ..exporters.timeline import (
+    Boundary,
+    Item,
+    Rewind,
+    boundary_text,
+    rewind_text,
+    state,
+    tokens_saved,
+    when,
+)
 from .render import make_table, short_id, snippet
 
 
 def sessions_table(sessions: Sequence[dict[str, Any]]) -> Table:
     """Session ids in full (other commands take them); the other columns wrap when narrow.
-    An `erased` column says when, if a session was erased (its counts are then 0)."""
+    A `rewound` column counts the messages rewound out of the context, if any session has
+    some; an `erased` column says when, if a session was erased (its counts are then 0)."""
     with_parents = any(session["parent_id"] for session in sessions)
+    with_rewound = any(session["rewound"] for session in sessions)
     with_erased = any(session["erased_at"] for session in sessions)
     table = Table(title="Sessions")
     table.add_column("session", no_wrap=True)
@@ -23,6 +35,8 @@ def sessions_table(sessions: Sequence[dict[str, Any]]) -> Table:
     table.add_column("started")
     table.add_column("active", justify="right")
     table.add_column("stored", justify="right")
+    if with_rewound:
+        table.add_column("rewound", justify="right")
     table.add_column("compactions", overflow="fold")
     if with_erased:
         table.add_column("erased")
@@ -41,6 +55,7 @@ def sessions_table(sessions: Sequence[dict[str, Any]]) -> Table:
             when(session["started_at"], seconds=False),
             str(session["active"]),
             str(session["messages"]),
+            *([str(session["rewound"])] if with_rewound else []),
             compactions,
             *erased_column,
         )
@@ -70,10 +85,12 @@ def context_table(messages: Sequence[dict[str, Any]], title: str) -> Table:
 
 
 def timeline_table(items: Sequence[Item], title: str) -> Table:
-    """Every message with its state; each compaction attempt as a boundary row where it happened.
+    """Every message with its state; each compaction attempt and each rewind as a boundary
+    row where it happened.
 
-    A superseded message names the version of the compaction that superseded it: the `v` of
-    its boundary row.
+    A superseded message names the version of the compaction that superseded it, a rewound
+    one the version of the rewind: the `v` of its boundary row; a restored message the
+    version of the append that restored it.
     """
     table = message_table(title, "v", "id", "role", "state", "content")
     versions = {item.attempt["id"]: item.version for item in items if isinstance(item, Boundary)}
@@ -92,20 +109,20 @@ def timeline_table(items: Sequence[Item], title: str) -> Table:
                 end_section=True,
             )
             continue
+        if isinstance(item, Rewind):
+            table.add_section()
+            table.add_row(
+                str(item.version), "", "", "rewind", rewind_text(item),
+                style="bold yellow", end_section=True,
+            )  # fmt: skip
+            continue
         entry = item.history
-        if entry["superseded_by"]:
-            by = versions.get(entry["superseded_by"])
-            state = f"superseded by v{by}" if by else "superseded"
-        elif entry["added_by"]:
-            state = "active summary"
-        else:
-            state = "active"
         message = entry["message"]
         table.add_row(
             str(item.version),
             entry["id"],
             message["role"],
-            state,
+            state(item, versions),
             snippet(message),
             style=None if entry["active"] else "dim",
         )
@@ -231,6 +248,9 @@ def event_text(event: dict[str, Any]) -> str:
         )
     if kind == "CompactionFailed":
         return f"{short_id(data['compaction_id'])} {data['failure']}: {data['error']}"
+    if kind == "Rewound":
+        text = f"rewound {len(data['message_ids'])}: {', '.join(data['message_ids'])}"
+        return text + (f" ({data['reason']})" if data["reason"] else "")
     return ", ".join(sorted(data))
 
 
@@ -243,22 +263,39 @@ def explanation_lines(explained: dict[str, Any]) -> list[str]:
             how += f" ({added['reason']})"
     else:
         how = "by MessageAppended"
-    superseded = explained["superseded"]
+    superseded, rewound, restored = (
+        explained["superseded"],
+        explained["rewound"],
+        explained["restored"],
+    )
     if explained["active"]:
-        state = f"yes, at position {explained['position']}"
+        in_context = f"yes, at position {explained['position']}"
     elif superseded is not None:
-        state = (
+        in_context = (
             f"no: superseded by compaction {superseded['compaction_id']} "
             f"at version {superseded['version']}, {when(superseded['at'])} UTC"
         )
         if superseded["reason"]:
-            state += f" ({superseded['reason']})"
+            in_context += f" ({superseded['reason']})"
+    elif rewound is not None:
+        in_context = f"no: rewound at version {rewound['version']}, {when(rewound['at'])} UTC"
+        if rewound["reason"]:
+            in_context += f" ({rewound['reason']})"
     else:
-        state = "no"
+        in_context = "no"
+    restore = (
+        []
+        if restored is None
+        else [
+            f"  restored:    by MessageAppended, at version {restored['version']}, "
+            f"{when(restored['at'])} UTC"
+        ]
+    )
     return [
         f"Message {explained['message_id']} of session {explained['session_id']}",
         f"  role:        {explained['role']}",
         f"  added:       {how}, at version {added['version']}, {when(added['at'])} UTC",
-        f"  in context:  {state}",
+        *restore,
+        f"  in context:  {in_context}",
         f"  content:     {snippet(explained['message'])}",
     ]

@@ -20,13 +20,15 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON f
 
 
 class StoreOpener:
-    """Opens the store named by `--db` (else $TRANSCRIPTS_URL, else the default file)."""
+    """Opens the store named by `--db` (else $TRANSCRIPTS_URL, else the default file), with
+    `--durability` (else $TRANSCRIPTS_DURABILITY)."""
 
-    def __init__(self, url: str | None) -> None:
+    def __init__(self, url: str | None, durability: str | None = None) -> None:
         self.url = url
+        self.durability = durability
 
     def open(self) -> TranscriptStore:
-        return TranscriptStore.open(self.url)
+        return TranscriptStore.open(self.url, durability=self.durability)
 
 
 def with_store(command: F) -> F:

@@ -1,8 +1,9 @@
 """A session as Markdown, for people: its messages, and its compactions as boundaries.
 
 The active context shows the boundary of each compaction whose summary it holds, right
-before that summary; the history shows every message ever stored (superseded ones marked)
-and every compaction attempt, committed or failed, where it happened.
+before that summary; the history shows every message ever stored (superseded, rewound and
+restored ones marked), every compaction attempt, committed or failed, and every rewind,
+where it happened.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 import orjson
 
 from ... import TranscriptStore
-from .timeline import Boundary, Entry, boundary_text, timeline, when
+from .timeline import Boundary, Entry, Item, Rewind, boundary_text, rewind_text, timeline, when
 
 
 def session_markdown(store: TranscriptStore, session_id: str, *, history: bool = False) -> str:
@@ -45,7 +46,7 @@ def _facts(session: dict[str, Any]) -> list[str]:
     return facts
 
 
-def _active(messages: list[dict[str, Any]], items: list[Entry | Boundary]) -> Iterator[str]:
+def _active(messages: list[dict[str, Any]], items: list[Item]) -> Iterator[str]:
     boundaries = {item.attempt["id"]: item for item in items if isinstance(item, Boundary)}
     added_by = {
         item.history["id"]: item.history["added_by"] for item in items if isinstance(item, Entry)
@@ -59,20 +60,27 @@ def _active(messages: list[dict[str, Any]], items: list[Entry | Boundary]) -> It
         yield from _message(position, message, note="summary" if compaction else None)
 
 
-def _history(items: list[Entry | Boundary]) -> Iterator[str]:
+def _history(items: list[Item]) -> Iterator[str]:
     number = 0
     for item in items:
         if isinstance(item, Boundary):
             yield from _boundary(item)
             continue
+        if isinstance(item, Rewind):
+            yield from _rewind(item)
+            continue
         number += 1
         entry = item.history
         if entry["superseded_by"]:
             note = f"superseded by `{entry['superseded_by']}`"
+        elif entry["rewound"]:
+            note = f"rewound at version {item.rewound_version}"
         elif entry["added_by"]:
             note = "summary"
         else:
             note = None
+        if item.restored_version is not None and not entry["rewound"]:
+            note = ", ".join(filter(None, [note, f"restored at version {item.restored_version}"]))
         yield from _message(number, entry["message"], note=note)
 
 
@@ -85,6 +93,13 @@ def _boundary(boundary: Boundary) -> Iterator[str]:
         f"> **{title} `{attempt['id']}`** at version {boundary.version}, "
         f"{when(attempt['at'])} UTC: {boundary_text(attempt)}"
     )
+    yield ""
+
+
+def _rewind(rewind: Rewind) -> Iterator[str]:
+    yield "---"
+    yield ""
+    yield f"> **Rewind** at version {rewind.version}, {when(rewind.at)} UTC: {rewind_text(rewind)}"
     yield ""
 
 

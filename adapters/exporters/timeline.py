@@ -1,15 +1,17 @@
-"""A session's history in log order, with its compaction attempts where they happened.
+"""A session's history in log order, with its compaction attempts and rewinds where they
+happened.
 
 `store.history()` gives every message in the order it was stored and `store.compactions()`
-every attempt with the version of its event; the version each message was stored at comes
-from the raw log. Merging on the version puts each attempt between the messages stored
-before it and the ones stored after (a committed compaction's summaries come right after
-its boundary). Also here: how a boundary and a time read for people (tables and Markdown).
+every attempt with the version of its event; the version each message was first stored at,
+each rewind and each restore come from the raw log. Merging on the version puts each attempt
+and each rewind between the messages stored before it and the ones stored after (a committed
+compaction's summaries come right after its boundary). Also here: how a boundary, a rewind,
+a message's state and a time read for people (tables and Markdown).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -18,10 +20,13 @@ from ... import TranscriptStore
 
 @dataclass(frozen=True)
 class Entry:
-    """A stored message: `store.history()`'s entry, plus the version of the event storing it."""
+    """A stored message: `store.history()`'s entry, plus the version of the event storing it,
+    the version of the rewind holding it out of the context and of its last restore."""
 
     version: int
     history: dict[str, Any]
+    rewound_version: int | None = None
+    restored_version: int | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {**self.history, "version": self.version}
@@ -38,29 +43,55 @@ class Boundary:
         return int(self.attempt["version"])
 
 
-Item = Entry | Boundary
+@dataclass(frozen=True)
+class Rewind:
+    """A `Rewound` event: the messages it took out of the context, and why."""
+
+    version: int
+    at: datetime
+    message_ids: list[str]
+    reason: str
 
 
-def message_versions(store: TranscriptStore, session_id: str) -> dict[str, int]:
-    """The version of the event that stored each message id of the session."""
-    versions: dict[str, int] = {}
-    for event in store.events(session_id):
-        data = event["data"]
-        if event["type"] == "MessageAppended":
-            versions[data["message_id"]] = event["version"]
-        elif event["type"] == "CompactionCommitted":
-            for added in data["added"]:
-                versions[added["id"]] = event["version"]
-    return versions
+Item = Entry | Boundary | Rewind
+
+
+@dataclass
+class _Versions:
+    """Per message id, the versions of the events that stored, rewound and restored it."""
+
+    stored: dict[str, int] = field(default_factory=dict)
+    rewound: dict[str, int] = field(default_factory=dict)
+    restored: dict[str, int] = field(default_factory=dict)
 
 
 def timeline(store: TranscriptStore, session_id: str) -> list[Item]:
-    """Every message ever stored and every compaction attempt, in log order."""
+    """Every message ever stored, every compaction attempt and every rewind, in log order."""
     history = store.history(session_id)
     attempts = store.compactions(session_id)
-    versions = message_versions(store, session_id)
-    items: list[Item] = [Entry(versions.get(entry["id"], 0), entry) for entry in history]
+    versions, rewinds = _Versions(), []
+    for event in store.events(session_id):
+        data, version = event["data"], event["version"]
+        if event["type"] == "MessageAppended":
+            if data["message_id"] in versions.stored:  # appended again: a restore
+                versions.restored[data["message_id"]] = version
+            versions.stored.setdefault(data["message_id"], version)
+        elif event["type"] == "CompactionCommitted":
+            versions.stored.update((added["id"], version) for added in data["added"])
+        elif event["type"] == "Rewound":
+            versions.rewound.update((message_id, version) for message_id in data["message_ids"])
+            rewinds.append(Rewind(version, event["at"], data["message_ids"], data["reason"]))
+    items: list[Item] = [
+        Entry(
+            versions.stored.get(entry["id"], 0),
+            entry,
+            versions.rewound.get(entry["id"]) if entry["rewound"] else None,
+            versions.restored.get(entry["id"]),
+        )
+        for entry in history
+    ]
     items += [Boundary(attempt) for attempt in attempts]
+    items += rewinds
     # Stable: messages keep their stored order; a boundary goes before its own summaries.
     return sorted(items, key=lambda item: (item.version, isinstance(item, Entry)))
 
@@ -71,6 +102,25 @@ def tokens_saved(attempt: dict[str, Any]) -> int | None:
     if attempt["status"] != "committed" or before is None or after is None:
         return None
     return int(before) - int(after)
+
+
+def state(item: Entry, compaction_versions: dict[str, int]) -> str:
+    """A message's state for people: active (summary, restored), superseded or rewound, with
+    the version of the event that made it so (`compaction_versions`: by compaction id)."""
+    entry = item.history
+    if entry["superseded_by"]:
+        by = compaction_versions.get(entry["superseded_by"])
+        return f"superseded by v{by}" if by else "superseded"
+    if entry["rewound"]:
+        return f"rewound by v{item.rewound_version}" if item.rewound_version else "rewound"
+    text = "active summary" if entry["added_by"] else "active"
+    return f"{text}, restored at v{item.restored_version}" if item.restored_version else text
+
+
+def rewind_text(rewind: Rewind) -> str:
+    """What a rewind took out of the context, and why."""
+    text = f"{len(rewind.message_ids)} rewound: {', '.join(rewind.message_ids)}"
+    return f"{text} ({rewind.reason})" if rewind.reason else text
 
 
 def when(at: datetime, *, seconds: bool = True) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ... import InvalidMessageError, TranscriptError, TranscriptStore
+from ... import InvalidMessageError, SessionNotFoundError, TranscriptError, TranscriptStore
 from ...domain.messages import MAX_DEPTH, check_json, content_hash, split_id, with_id
 
 SOURCE = "jsonl"
@@ -114,15 +114,15 @@ def derived_id(file_name: str, session_id: str, index: int, digest: str) -> str:
 
 
 def import_session(store: TranscriptStore, session: JsonlSession) -> ImportReport:
-    """Store one session's messages in one append (all or nothing); stored ids are skipped."""
-    existing = {known["id"] for known in store.sessions()}
-    started = session.session_id not in existing
-    stored: set[str] = set()
-    if started:
-        store.start(session.session_id, source=SOURCE)
-    else:
+    """Store one session's messages in one write (all or nothing); stored ids are skipped,
+    rewound ones too: a file imported again does not restore what was rewound since."""
+    try:
         stored = {entry["id"] for entry in store.history(session.session_id)}
-    store.append(session.session_id, session.messages)
+        started = False
+    except SessionNotFoundError:
+        store.start(session.session_id, source=SOURCE)
+        stored, started = set(), True
+    store.sync(session.session_id, session.messages)
     ids = {message["id"] for message in session.messages}
     return ImportReport(
         session.session_id, session.path, len(session.messages), len(ids - stored), started

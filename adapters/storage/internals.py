@@ -4,7 +4,7 @@ Everything else uses the library's public API. These are its non-public methods,
 for what the public API does not offer: recording the views' tracked position inside the
 transaction that writes their rows, recorder methods without the library's fixed-wait retry
 (the store retries itself, with backoff, up to its lock timeout), and connections that keep
-prepared statements. They
+prepared statements (and a chosen `synchronous`). They
 were checked against eventsourcing 9.5.6, and the version range in pyproject.toml
 (`>=9.5.6,<9.6`) admits only releases of that line: a newer line is taken after these have
 been checked against it.
@@ -44,9 +44,13 @@ def track(tracker: TrackingRecorder, cursor: Any, name: str, position: int) -> N
 
 class CachingSQLiteConnectionPool(SQLiteConnectionPool):
     """The library's SQLite pool, whose connections keep `statements` prepared statements
-    (the library keeps one) and delete with `secure_delete` on."""
+    (the library keeps one), commit at `synchronous` and delete with `secure_delete` on."""
 
     statements = 256
+
+    def __init__(self, *, synchronous: str = "FULL", **options: Any) -> None:
+        self.synchronous = synchronous  # of the log's writes; the views' commit at NORMAL
+        super().__init__(**options)
 
     def _create_connection(self) -> SQLiteConnection:
         try:
@@ -62,4 +66,5 @@ class CachingSQLiteConnectionPool(SQLiteConnectionPool):
             raise InterfaceError(error) from error
         connection.row_factory = sqlite3.Row
         connection.execute("PRAGMA secure_delete = ON")
+        connection.execute(f"PRAGMA synchronous = {self.synchronous}")
         return SQLiteConnection(sqlite_conn=connection, max_age=self.max_age)

@@ -1,6 +1,6 @@
 """Fixtures for the command line tests: a store file with known content, a runner (`run_cli`
-of support/cli.py on it), and `normalise` (support/cli.py), which makes the made-up ids and
-times of an output comparable."""
+of support/cli.py on it), `normalise` (support/cli.py), which makes the made-up ids and
+times of an output comparable, and `output`, a successful command's stdout made so."""
 
 from __future__ import annotations
 
@@ -63,3 +63,15 @@ def populated(db: str) -> str:
 @pytest.fixture(name="normalise")
 def normalise_fixture() -> Callable[[str], str]:
     return normalise
+
+
+@pytest.fixture
+def output() -> Callable[[Result], str]:
+    """A successful command's stdout, normalised, without trailing spaces."""
+
+    def read(result: Result) -> str:
+        assert result.exit_code == 0, result.output
+        assert result.stderr == ""
+        return "\n".join(line.rstrip() for line in normalise(result.stdout).splitlines()) + "\n"
+
+    return read

@@ -8,31 +8,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from textwrap import dedent
 
 import pytest
 from click.testing import Result
 
 from transcripts import TranscriptStore
 
-from support.cli import Run
-
-
-
-@pytest.fixture
-def output(normalise: Callable[[str], str]) -> Callable[[Result], str]:
-    """A successful command's stdout, normalised, without trailing spaces."""
-
-    def read(result: Result) -> str:
-        assert result.exit_code == 0, result.output
-        assert result.stderr == ""
-        return "\n".join(line.rstrip() for line in normalise(result.stdout).splitlines()) + "\n"
-
-    return read
-
-
-def table(text: str) -> str:
-    return dedent(text).lstrip("\n")
+from support.cli import Run, table
 
 
 def test_info_shows_the_backend_the_counts_and_the_state_of_the_views(
@@ -51,9 +33,9 @@ def test_info_shows_the_backend_the_counts_and_the_state_of_the_views(
         ┃ view                ┃ version ┃ position ┃ head ┃ lag ┃ rows ┃ quarantined ┃
         ┡━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━━╇━━━━━━╇━━━━━╇━━━━━━╇━━━━━━━━━━━━━┩
         │ active_messages     │ 2       │ 12       │ 12   │ 0   │ 5    │ 0           │
-        │ message_history     │ 2       │ 12       │ 12   │ 0   │ 9    │ 0           │
+        │ message_history     │ 3       │ 12       │ 12   │ 0   │ 9    │ 0           │
         │ compaction_attempts │ 2       │ 12       │ 12   │ 0   │ 2    │ 0           │
-        │ sessions            │ 3       │ 12       │ 12   │ 0   │ 2    │ 0           │
+        │ sessions            │ 4       │ 12       │ 12   │ 0   │ 2    │ 0           │
         └─────────────────────┴─────────┴──────────┴──────┴─────┴──────┴─────────────┘
         """)
 
@@ -68,6 +50,7 @@ def test_info_json_gives_the_counts_and_every_view(run: Run, populated: str) -> 
         "sessions": 2,
         "messages": 9,
         "active": 5,
+        "rewound": 0,
         "compactions_committed": 1,
         "compactions_failed": 1,
         "events": 12,

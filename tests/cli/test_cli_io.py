@@ -120,6 +120,19 @@ def test_importing_the_same_file_again_stores_nothing_new(
     assert stored(db) == before
 
 
+def test_importing_a_file_again_after_a_rewind_restores_nothing(
+    run: Run, db: str, tmp_path: Path
+) -> None:
+    chat = write_jsonl(tmp_path / "chat.jsonl", RICH)
+    run("import", "jsonl", str(chat))
+    with TranscriptStore.open(db) as store:
+        store.rewind("chat", count=2)
+    before = stored(db)
+    again = run("import", "jsonl", str(chat))
+    assert "Imported 0 new messages into 1 session." in again.stdout
+    assert stored(db) == before
+
+
 def test_a_file_that_grew_adds_only_its_new_lines(run: Run, db: str, tmp_path: Path) -> None:
     chat = write_jsonl(tmp_path / "chat.jsonl", RICH[:3])
     run("import", "jsonl", str(chat))

@@ -1,7 +1,8 @@
 """A write whose commit landed but was reported as failed (a connection dropped right after
 COMMIT) is retried by the store, and the retry finds what landed: every message once (ids
 of messages without one are chosen once per call), a compaction committed once and reported
-committed, a failure recorded once — on every backend.
+committed, a failure recorded once, a rewind taking out once what it decided (and returning
+it) — on every backend.
 
 The fault is injected at the storage seam: a backend whose write transactions commit, then
 raise the error a dropped connection raises, the first `times` of them.
@@ -127,3 +128,20 @@ def test_a_start_and_an_erasure_reported_failed_land_once(
     assert backend.raised == 2
     assert not erasure.already_erased
     assert [event["type"] for event in store.events("other")] == ["Erased"]
+
+
+def test_a_rewind_whose_commit_was_reported_failed_rewinds_once_and_returns_what_it_took(
+    faulty: tuple[TranscriptStore, CommitsThenFails],
+) -> None:
+    store, backend = faulty
+    stored = store.append(S, [{"role": "user", "content": f"turn {i}"} for i in range(4)])
+    backend.times = 2
+    assert store.rewind(S, count=1) == [stored[-1]]  # the popped item, as pop_item needs it
+    assert backend.raised == 2
+    assert types(store).count("Rewound") == 1
+    assert store.active(S) == stored[:-1]
+    backend.times = 1
+    assert store.rewind(S, count=100) == stored[:-1]  # every active message: cleared once
+    assert types(store).count("Rewound") == 2
+    assert store.active(S) == []
+    assert store.verify_projections().ok

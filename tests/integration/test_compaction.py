@@ -153,16 +153,16 @@ def test_history_keeps_every_message_marking_what_each_compaction_superseded_and
     for message in stored[:3]:
         assert history[message["id"]] == {
             "id": message["id"], "active": False, "superseded_by": first.compaction_id,
-            "added_by": None, "message": message,
+            "added_by": None, "rewound": False, "message": message,
         }
     assert history[stored[3]["id"]]["superseded_by"] == second.compaction_id
     assert history[summary_one["id"]] == {
         "id": summary_one["id"], "active": False, "superseded_by": second.compaction_id,
-        "added_by": first.compaction_id, "message": summary_one,
+        "added_by": first.compaction_id, "rewound": False, "message": summary_one,
     }
     assert history[summary_two["id"]] == {
         "id": summary_two["id"], "active": True, "superseded_by": None,
-        "added_by": second.compaction_id, "message": summary_two,
+        "added_by": second.compaction_id, "rewound": False, "message": summary_two,
     }
 
 

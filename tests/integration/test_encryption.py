@@ -26,7 +26,8 @@ def key() -> str:
 
 
 def fill(store: TranscriptStore) -> None:
-    """A session with the secret in its metadata, messages, tool call, summary and audit."""
+    """A session with the secret in its metadata, messages, tool call, summary, audit and
+    the reason of a rewind (of a message holding it, then restored)."""
     store.start("s", metadata={"title": f"about {SECRET}"})
     store.append(
         "s",
@@ -53,6 +54,15 @@ def fill(store: TranscriptStore) -> None:
     store.compact(
         "s", lambda ms: [{"role": "user", "content": f"summary: {SECRET}"}, ms[-1]], reason="ok"
     )
+    store.append(
+        "s",
+        [
+            {"id": "m5", "role": "user", "content": f"oops, {SECRET}"},
+            {"id": "m6", "role": "user", "content": "x"},
+        ],
+    )
+    store.rewind("s", count=2, reason=f"undo {SECRET}")
+    store.append("s", [{"id": "m5", "role": "user", "content": f"oops, {SECRET}"}])  # restored
 
 
 def test_an_encrypted_store_reads_back_exactly_what_a_plain_one_does(

@@ -60,6 +60,28 @@ def test_a_store_migrated_to_another_backend_and_back_has_the_same_log_and_reads
     assert everything(other_url) == everything(source) == everything(back)
 
 
+def test_a_store_with_rewinds_and_restores_migrates_to_postgresql_and_verifies_clean(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    source = f"sqlite:///{tmp_path / 'source.db'}"
+    fill(source)
+    with TranscriptStore.open(source) as store:
+        popped = store.rewind("s0", count=2, reason="undo")
+        store.append("s0", popped[:1])  # restored
+        store.rewind("s1", to=store.active("s1")[0]["id"])
+        attempt = store.begin_compaction("s2")
+        store.rewind("s2", count=1)
+        assert store.commit_compaction(attempt, []).failure == "conflict"
+    migration = migrate(source, postgres_url)
+    assert migration.ok and migration.events == EVENTS + 5
+    assert log_rows(postgres_url) == log_rows(source)
+    assert everything(postgres_url) == everything(source)
+    with TranscriptStore.open(postgres_url) as store:
+        assert store.verify_projections().ok
+        assert [entry["rewound"] for entry in store.history("s0")].count(True) == 1
+        assert store.explain("s0", popped[1]["id"])["rewound"]["reason"] == "undo"
+
+
 def test_migration_reports_its_progress_up_to_the_source_head(
     tmp_path: Path, other_url: str
 ) -> None:

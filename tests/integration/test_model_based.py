@@ -3,14 +3,17 @@ sequences of calls against a SQLite store file and against a small reference mod
 here in plain Python (the active id list, every stored message with its marks, the audit).
 
 Steps: start (same and other arguments), append (messages without ids, with new ids, with
-stored ids and identical content — a no-op — or other content — MessageConflictError, nothing
-stored — and with an id repeated inside one call), tool exchanges, sync with stale and fresh
-lists (and with an edited stale message), compact (committed; summarize error; invalid
+stored ids and identical content — a no-op, or a restore of a rewound message — or other
+content — MessageConflictError, nothing stored — and with an id repeated inside one call),
+tool exchanges, sync with stale and fresh lists (and with an edited stale message; a
+rewound id in a stale list is skipped), compact (committed; summarize error; invalid
 replacement; orphaned tool result), attempts begun and settled later (interleaved, so that a
 second commit meets a `conflict`; settled twice; settled through another store), fail
-compaction (with and without the replacement), forget (then every write to the session,
-`start` included, and every settling of an attempt begun before is `SessionErasedError`),
-rebuild_projections and reopen.
+compaction (with and without the replacement), rewind (by count, over the context too, or to
+an active, inactive or unknown id; invalid arguments; one that would leave a tool result
+without its call; an attempt begun before it meets a `conflict`), forget (then every write to
+the session, `start` and `rewind` included, and every settling of an attempt begun before is
+`SessionErasedError`), rebuild_projections and reopen.
 
 After every step: active context, history, audit, sessions and the event log equal the model
 (an erased session: its tombstone alone, every content read `SessionErasedError`);
@@ -53,6 +56,7 @@ from hypothesis.stateful import (
 )
 from transcripts import (
     MessageConflictError,
+    MessageNotFoundError,
     SessionErasedError,
     SessionNotFoundError,
     TranscriptError,
@@ -83,6 +87,7 @@ class Stored:
     active: bool = True
     superseded_by: str | None = None
     added_by: str | None = None
+    rewound: bool = False
 
 
 @dataclass
@@ -93,7 +98,7 @@ class SessionModel:
     active: list[str] = field(default_factory=list)
     stored: dict[str, Stored] = field(default_factory=dict)  # in storage order
     audit: list[dict] = field(default_factory=list)
-    last_commit_version: int = 0
+    fence_version: int = 0  # of the last compaction committed or rewind
     held: list[list[dict]] = field(default_factory=list)  # lists an agent once held
 
     def message(self, message_id: str) -> dict:
@@ -109,6 +114,7 @@ class SessionModel:
                 "active": entry.active,
                 "superseded_by": entry.superseded_by,
                 "added_by": entry.added_by,
+                "rewound": entry.rewound,
                 "message": self.message(message_id),
             }
             for message_id, entry in self.stored.items()
@@ -185,7 +191,7 @@ def kept_ids(replacement: object) -> set[str]:
 def plan(model: SessionModel, pending: Pending, replacement: object) -> Outcome:
     """The compaction contract of the README, written independently of domain/compaction.py."""
     snapshot = pending.snapshot
-    if model.last_commit_version > pending.version:
+    if model.fence_version > pending.version:
         named = kept_ids(replacement)
         return Outcome("conflict", [i for i in snapshot if i not in named])
     invalid = Outcome("invalid_replacement", list(snapshot))
@@ -297,8 +303,10 @@ class StoreMachine(RuleBasedStateMachine):
                 raise MessageConflictError(session_id, message_id)
             planned[message_id] = without_id(message)
 
-    def check_append(self, session_id: str, messages: list[dict], returned: list[dict]) -> None:
-        """Check what an append returned and apply it to the model."""
+    def check_append(
+        self, session_id: str, messages: list[dict], returned: list[dict], *, restore: bool = True
+    ) -> None:
+        """Check what an append (`restore`) or a sync returned and apply it to the model."""
         model = self.sessions[session_id]
         assert len(returned) == len(messages)
         made_up: set[str] = set()
@@ -312,6 +320,11 @@ class StoreMachine(RuleBasedStateMachine):
                 made_up.add(stored["id"])
             if stored["id"] not in model.stored:
                 model.store_message(stored["id"], without_id(given))
+                model.active.append(stored["id"])
+                model.event("MessageAppended")
+            elif restore and model.stored[stored["id"]].rewound:  # restored, at the end
+                entry = model.stored[stored["id"]]
+                entry.active, entry.rewound = True, False
                 model.active.append(stored["id"])
                 model.event("MessageAppended")
 
@@ -389,7 +402,7 @@ class StoreMachine(RuleBasedStateMachine):
         assert result.committed is True, (result.failure, result.error)
         assert result.failure is None and result.error is None
         version = model.event("CompactionCommitted")
-        model.last_commit_version = version
+        model.fence_version = version
         tail = [i for i in model.active if i not in pending.snapshot]
         returned = result.messages
         assert len(returned) == len(outcome.order) + len(tail)
@@ -614,7 +627,7 @@ class StoreMachine(RuleBasedStateMachine):
         new = [m for m in live if "id" not in m]
         made_up = returned[len(returned) - len(new) :] if new else []  # appended at the end
         # Apply to the model (stored ids skipped, new ones appended) and check the new ones.
-        self.check_append(session_id, live, _fill_ids(live, made_up))
+        self.check_append(session_id, live, _fill_ids(live, made_up), restore=False)
         assert returned == model.active_messages()
         model.held.append(list(returned))
 
@@ -737,6 +750,130 @@ class StoreMachine(RuleBasedStateMachine):
         self.settle(loser, Outcome("conflict", list(loser.snapshot)), result, error=ANY_TEXT,
                     reason="", tokens=(None, None), before=before)  # fmt: skip
 
+    @rule(
+        data=st.data(),
+        kind=st.sampled_from(["count"] * 4 + ["to"] * 2 + ["to inactive", "to unknown", "invalid"]),
+    )
+    def rewind(self, data: st.DataObject, kind: str) -> None:
+        """A rewind, checked against the README's Rewind section written out here; mostly of
+        a started session, sometimes of one never started or erased."""
+        session_id = data.draw(
+            st.sampled_from([*self.started()] * 3 + list(SESSIONS)), label="session"
+        )
+        model = self.sessions.get(session_id)
+        if model is not None and not model.active and kind in ("count", "to"):
+            self.append_checked(session_id, [self.content(data), *self.tool_exchange()])
+        active = model.active if model else []
+        reason = data.draw(st.sampled_from(["", "undo ✓"]), label="reason")
+        arguments: dict[str, Any] = {"reason": reason}
+        if kind == "count":
+            arguments["count"] = data.draw(st.integers(1, len(active) + 2), label="count")
+        elif kind == "to" and active:
+            arguments["to"] = data.draw(st.sampled_from(active), label="to")
+        elif kind == "to inactive" and model and len(model.stored) > len(active):
+            inactive = [i for i in model.stored if i not in active]
+            arguments["to"] = data.draw(st.sampled_from(inactive), label="to")
+        elif kind == "invalid":
+            arguments = data.draw(
+                st.sampled_from([{}, {"count": 0}, {"count": 1, "to": "u0"}, {"count": "1"}]),
+                label="invalid arguments",
+            )
+        else:
+            arguments["to"] = "never-stored"
+        before = self.observe(session_id) if model else None
+        expected = self.rewound(session_id, arguments)
+        if isinstance(expected, type):
+            with pytest.raises(expected):
+                self.store.rewind(session_id, **arguments)
+            if model:
+                assert self.observe(session_id) == before
+            return
+        assert model is not None
+        stale = model.active_messages()
+        model.held.append(stale)  # a list an agent held before the rewind
+        returned = self.store.rewind(session_id, **arguments)
+        assert returned == [model.message(message_id) for message_id in expected]
+        if expected:
+            version = model.event("Rewound")
+            model.fence_version = version
+            model.active = [i for i in model.active if i not in expected]
+            for message_id in expected:
+                model.stored[message_id].active, model.stored[message_id].rewound = False, True
+            if data.draw(st.booleans(), label="sync the stale list"):  # restores nothing
+                assert self.store.sync(session_id, stale) == model.active_messages()
+                assert len(self.store.events(session_id)) == model.version
+        else:
+            assert self.observe(session_id) == before
+
+    @precondition(lambda self: self.rewound_messages())
+    @rule(data=st.data(), with_new=st.booleans())
+    def restore(self, data: st.DataObject, with_new: bool) -> None:
+        """Append rewound messages again (identical content): restored, at the end."""
+        session_id, message_id = data.draw(
+            st.sampled_from(self.rewound_messages()), label="rewound"
+        )
+        model = self.sessions[session_id]
+        messages = [model.message(message_id)]
+        if with_new:
+            messages.append(self.content(data))
+        self.append_checked(session_id, messages)
+        assert model.active[-len(messages)] == message_id
+
+    @precondition(lambda self: any(model.active for model in self.sessions.values()))
+    @rule(data=st.data())
+    def rewind_during_an_attempt(self, data: st.DataObject) -> None:
+        """An attempt begun before a rewind meets a `conflict` when it commits."""
+        session_id = data.draw(
+            st.sampled_from([s for s in self.started() if self.sessions[s].active]), label="session"
+        )
+        model = self.sessions[session_id]
+        pending = self.begin(session_id)
+        returned = self.store.rewind(session_id, count=1)
+        assert returned == model.active_messages()[-1:]
+        model.fence_version = model.event("Rewound")
+        gone = model.active.pop()
+        model.stored[gone].active, model.stored[gone].rewound = False, True
+        replacement = [{"role": "system", "content": "too late"}]
+        assert plan(model, pending, replacement).failure == "conflict"
+        self.commit(data, pending, replacement)
+        assert model.audit[-1]["failure"] == "conflict"
+
+    def rewound_messages(self) -> list[tuple[str, str]]:
+        """(session id, message id) of every rewound message of a started session."""
+        return [
+            (session_id, message_id)
+            for session_id in self.started()
+            for message_id, entry in self.sessions[session_id].stored.items()
+            if entry.rewound
+        ]
+
+    def rewound(self, session_id: str, arguments: dict[str, Any]) -> list[str] | type:
+        """The ids a rewind takes out, or the error it raises."""
+        model = self.sessions.get(session_id)
+        count, to = arguments.get("count"), arguments.get("to")
+        if (count is None) == (to is None) or (count is not None and type(count) is not int):
+            return TranscriptError
+        if count is not None and count < 1:
+            return TranscriptError
+        if session_id in self.erased:
+            return SessionErasedError
+        if model is None:
+            return SessionNotFoundError
+        if count is not None:
+            ids = model.active[max(0, len(model.active) - count) :]
+        elif to not in model.stored:
+            return MessageNotFoundError
+        elif to not in model.active:
+            return TranscriptError
+        else:
+            ids = model.active[model.active.index(to) + 1 :]
+        makers, answers = model.pairing(model.active)
+        for message_id in model.active:
+            call_id = answers.get(message_id)
+            if message_id not in ids and call_id in makers and makers[call_id] in ids:
+                return TranscriptError  # a result left before its rewound call
+        return ids
+
     @precondition(lambda self: self.sessions)
     @rule(data=st.data())
     def forget(self, data: st.DataObject) -> None:
@@ -831,10 +968,11 @@ class StoreMachine(RuleBasedStateMachine):
             assert (
                 summary["source"], summary["version"], summary["messages"], summary["active"],
                 summary["compactions_committed"], summary["compactions_failed"],
-                summary["quarantined"],
+                summary["quarantined"], summary["rewound"],
             ) == (
                 model.source, model.version, len(model.stored), len(model.active),
                 committed, len(model.audit) - committed, 0,
+                sum(entry.rewound for entry in model.stored.values()),
             )  # fmt: skip
         report = store.verify_projections()
         assert report.ok, [str(problem) for problem in report.problems]

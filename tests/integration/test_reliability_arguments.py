@@ -120,6 +120,7 @@ SESSION_CALLS: dict[str, Callable[[TranscriptStore, Any], object]] = {
     "begin_compaction": lambda st, v: st.begin_compaction(v),
     "compact": lambda st, v: st.compact(v, lambda ms: ms[:1]),
     "forget": lambda st, v: st.forget(v),
+    "rewind": lambda st, v: st.rewind(v, count=1),
     "search session_id": lambda st, v: st.search("hello", session_id=v),
     "start parent_id": lambda st, v: st.start("child", parent_id=v),
 }
@@ -249,6 +250,15 @@ for kind, value in {"an int": 5, "a string": "summary", "a dict": {"role": "user
         f"fail_compaction: replacement is {kind}",
         lambda st, a, v=value: st.fail_compaction(a, "e", replacement=v),
     )
+
+# -- rewind ------------------------------------------------------------------------------------
+for kind, value in {**NOT_INT, "zero": 0, "negative": -1, "2**63": BIG, "2**70": HUGE}.items():
+    add(f"rewind: count is {kind}", lambda st, a, v=value: st.rewind(S, count=v))
+for kind, value in NOT_TEXT.items():
+    add(f"rewind: to is {kind}", lambda st, a, v=value: st.rewind(S, to=v))
+    if value is not None:
+        add(f"rewind: reason is {kind}", lambda st, a, v=value: st.rewind(S, count=1, reason=v))
+add("rewind: both count and to", lambda st, a: st.rewind(S, count=1, to="m4"))
 
 # -- search ------------------------------------------------------------------------------------
 for kind, value in NOT_TEXT.items():

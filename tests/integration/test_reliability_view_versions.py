@@ -81,3 +81,20 @@ def test_views_of_an_older_release_are_still_rebuilt_on_open(durable_url: str) -
         assert [m["content"] for m in store.active("s")] == ["sum"]
         assert store.verify_projections().ok
     assert dict(query(durable_url, "SELECT view, version FROM view_versions")) == Projector.VERSIONS
+
+
+def test_views_of_an_older_release_are_rebuilt_on_open_even_in_a_store_with_no_event(
+    durable_url: str,
+) -> None:
+    """An older release's empty store: its tables lack the columns this release writes."""
+    TranscriptStore.open(durable_url).close()  # made, and never written to
+    query(durable_url, "UPDATE view_versions SET version = 2 WHERE view = 'message_history'")
+    query(durable_url, "ALTER TABLE message_history DROP COLUMN restored_version")
+    query(durable_url, "ALTER TABLE message_history DROP COLUMN rewound_version")
+    with TranscriptStore.open(durable_url) as store:
+        store.start("s")
+        [message] = store.append("s", [{"role": "user", "content": "x"}])
+        assert store.rewind("s", count=1) == [message]
+        assert store.history("s")[0]["rewound"] is True
+        assert store.verify_projections().ok
+    assert dict(query(durable_url, "SELECT view, version FROM view_versions")) == Projector.VERSIONS

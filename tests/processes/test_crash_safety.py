@@ -73,7 +73,21 @@ def kill_during(child: Child, target: str, rng: random.Random) -> list[dict]:
 def test_a_killed_writer_loses_no_acknowledged_write_and_leaves_no_half_applied_compaction(
     workload: str, tmp_path: Path, spawn: Spawn
 ) -> None:
-    url = f"sqlite:///{tmp_path / 'store.db'}"
+    kill_writers(workload, f"sqlite:///{tmp_path / 'store.db'}", spawn)
+
+
+@pytest.mark.parametrize("workload", ["appends", "compactions"])
+def test_a_killed_writer_at_normal_durability_loses_no_acknowledged_write_either(
+    workload: str, tmp_path: Path, spawn: Spawn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # synchronous=NORMAL gives up writes on power loss, not when a process dies.
+    monkeypatch.setenv("TRANSCRIPTS_DURABILITY", "normal")  # the writers' too
+    kill_writers(workload, f"sqlite:///{tmp_path / 'store.db'}", spawn)
+
+
+def kill_writers(workload: str, url: str, spawn: Spawn) -> None:
+    """Kill writers of `workload` one after another at random points of its calls; after
+    each, check the store (`Ledger.check`)."""
     with TranscriptStore.open(url) as store:  # the file and its tables; the writers do the rest
         if workload == "rebuilds":
             store.start("filler")

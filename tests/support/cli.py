@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from textwrap import dedent
 from typing import Any
 
 from click.testing import CliRunner, Result
@@ -45,6 +46,11 @@ def exported(url: str, session_id: str, *, history: bool = False) -> list[dict[s
     result = run_cli(url, "export", session_id, *(["--history"] if history else []))
     assert result.exit_code == 0, (result.output, result.stderr)
     return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+
+
+def table(text: str) -> str:
+    """An expected output written indented in a test (`dedent`ed, without its first newline)."""
+    return dedent(text).lstrip("\n")
 
 
 def normalise(text: str) -> str:

@@ -52,6 +52,7 @@ def expected_summary(fold: SessionFold) -> dict[str, Any]:
         "compactions_failed": sum(entry["status"] == "failed" for entry in fold.compactions),
         "quarantined": 0,
         "erased_at": fold.erased_at,
+        "rewound": sum(entry.rewound_version is not None for entry in fold.entries.values()),
     }
 
 

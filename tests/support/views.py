@@ -1,5 +1,5 @@
-"""The stored views in memory, as far as the projector reads them: the port it loads sessions
-and active lists through (`ViewState`), and `write`, which stores a batch's changes as the SQL
+"""The stored views in memory, as far as the projector reads them: the port it loads sessions,
+active lists and rewind marks through (`ViewState`), and `write`, which stores a batch's changes as the SQL
 views do. Not a mock of the projector: the unit tests run the real one against it."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ class MemoryViews(ViewState):
     def __init__(self) -> None:
         self.sessions: dict[str, SessionRow] = {}  # by transcript id
         self.active: dict[str, list[ActiveRow]] = {}  # by session id, in position order
-        self.loaded: list[tuple[str, str]] = []  # ("session" | "active", key), in call order
+        self.rewound: dict[tuple[str, str], int | None] = {}  # by (session id, message id)
+        self.loaded: list[tuple[str, str]] = []  # ("session" | "active" | "rewound", key)
 
     def load_session(self, transcript_id: str) -> SessionRow | None:
         self.loaded.append(("session", transcript_id))
@@ -25,9 +26,19 @@ class MemoryViews(ViewState):
         self.loaded.append(("active", session_id))
         return list(self.active.get(session_id, []))
 
+    def load_rewound(self, session_id: str, message_id: str) -> int | None:
+        self.loaded.append(("rewound", message_id))
+        return self.rewound.get((session_id, message_id))
+
     def write(self, changes: ViewChanges) -> None:
         for transcript_id in changes.erased:  # first: the batch holds no other row of theirs
-            self.active.pop(changes.sessions[transcript_id].session_id, None)
+            session_id = changes.sessions[transcript_id].session_id
+            self.active.pop(session_id, None)
+            self.rewound = {key: is_ for key, is_ in self.rewound.items() if key[0] != session_id}
+        for key, row in changes.history_inserts.items():
+            self.rewound[key] = row.rewound_version
+        for key, mark in changes.marks.items():
+            self.rewound[key] = mark.rewound_version
         for transcript_id, row in changes.sessions.items():
             self.sessions[transcript_id] = dataclasses.replace(row)
         for active in changes.active_appends:

@@ -183,3 +183,67 @@ def test_of_readable_leaves_out_the_events_that_cannot_be_applied(
     fold = SessionFold.of_readable([events[0], events[1], damaged, *events[3:7]])
     assert fold.active_ids == ["m1", "m3", "m4", "m5", "m6"]
     assert "m2" not in fold.entries
+
+
+# -- rewinds and restores ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def rewound() -> list[Transcript.Event]:
+    """The trip; m4 … m6 rewound (version 8); m5 restored (version 9) — a result without its
+    call may be restored: an append checks no pairing; m6 stays rewound."""
+    transcript = start("trip")
+    transcript.append(TRIP)
+    transcript.rewind(["m4", "m5", "m6"], reason="undo")
+    transcript.append([TRIP[4]])
+    return collect(transcript)
+
+
+def test_a_rewind_takes_messages_out_of_the_context_and_marks_them_in_the_history(
+    rewound: list[Transcript.Event],
+) -> None:
+    fold = SessionFold.of(rewound[:8])
+    assert fold.active_ids == ["m1", "m2", "m3"]
+    by_id = {entry["id"]: entry for entry in fold.history()}
+    assert [entry["id"] for entry in fold.history()] == [m["id"] for m in TRIP]
+    for gone in ("m4", "m5", "m6"):
+        assert by_id[gone] == {
+            "id": gone,
+            "active": False,
+            "superseded_by": None,
+            "added_by": None,
+            "rewound": True,
+            "message": TRIP[int(gone[1]) - 1],
+        }
+        assert fold.entries[gone].rewound_version == 8
+    assert by_id["m1"]["rewound"] is False and fold.entries["m1"].rewound_version is None
+    assert (fold.version, fold.compactions) == (8, [])  # a rewind is no compaction
+
+
+def test_a_restore_makes_a_rewound_message_active_again_at_the_end_where_it_was_stored(
+    rewound: list[Transcript.Event],
+) -> None:
+    fold = SessionFold.of(rewound)
+    assert fold.active_ids == ["m1", "m2", "m3", "m5"]
+    assert list(fold.entries) == [m["id"] for m in TRIP]  # the history keeps its order
+    restored = fold.entries["m5"]
+    assert (restored.active, restored.rewound_version, restored.restored_version) == (True, None, 9)
+    assert restored.appended_version == 6  # when it was first stored
+    assert fold.entries["m6"].rewound_version == 8 and fold.entries["m6"].restored_version is None
+
+
+def test_a_rewind_of_messages_that_are_not_active_or_twice_one_cannot_be_applied(
+    rewound: list[Transcript.Event],
+) -> None:
+    rewind = rewound[7]
+    with pytest.raises(ValueError, match="not active"):
+        SessionFold.of([*rewound[:8], rewind])  # m4 … m6 are rewound already
+    with pytest.raises(ValueError, match="not active"):
+        SessionFold.of([*rewound[:7], dataclasses.replace(rewind, message_ids=["m6", "m6"])])
+
+
+def test_a_second_append_of_a_message_that_is_not_rewound_cannot_be_applied(
+    rewound: list[Transcript.Event],
+) -> None:
+    with pytest.raises(ValueError, match="a second MessageAppended of message 'm1'"):
+        SessionFold.of([*rewound[:7], rewound[1]])

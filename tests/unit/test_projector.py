@@ -12,7 +12,13 @@ import pytest
 
 from transcripts.domain.transcript import Transcript, transcript_id
 from transcripts.projections.projector import LogEntry, Projector
-from transcripts.projections.rows import ActiveRow, AttemptRow, QuarantineRow, ViewChanges
+from transcripts.projections.rows import (
+    ActiveRow,
+    AttemptRow,
+    HistoryMark,
+    QuarantineRow,
+    ViewChanges,
+)
 
 from support.events import collect, commit, entries, start
 from support.messages import TRIP, summary, turns
@@ -154,12 +160,121 @@ def test_a_failed_compaction_adds_a_failed_attempt_and_changes_no_message(
     assert (row.compactions_failed, row.compactions_committed, row.version) == (1, 0, 8)
 
 
-def test_a_batch_reads_each_session_it_touches_once(views: MemoryViews, trip: Transcript) -> None:
+@pytest.mark.parametrize("rewound_and_restored", [False, True])
+def test_a_batch_reads_each_session_it_touches_once(
+    views: MemoryViews, trip: Transcript, rewound_and_restored: bool
+) -> None:
+    """Appends ask the views whether a message is rewound only if its session has some."""
+    if rewound_and_restored:
+        trip.rewind(["m6"], reason="")
+        trip.append([TRIP[5]])
     project(views, entries(collect(trip)))
     views.loaded.clear()
     trip.append(turns(40))
-    project(views, entries(collect(trip), first=8))
+    project(views, entries(collect(trip), first=10))
     assert views.loaded == [("session", TRIP_ID)]
+
+
+# -- rewinds and restores ---------------------------------------------------------------------
+
+
+def test_a_rewind_in_the_batch_of_the_appends_marks_their_pending_rows_and_counts_them(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    trip.rewind(["m5", "m6"], reason="undo")
+    changes = project(views, entries(collect(trip)))
+    marks = {h.message_id: (h.active, h.rewound_version) for h in changes.history_inserts.values()}
+    assert marks == {**{f"m{i}": (True, None) for i in range(1, 5)}, "m5": (False, 8), "m6": (False, 8)}
+    assert changes.marks == {} and active_ids(views) == ["m1", "m2", "m3", "m4"]
+    row = changes.sessions[TRIP_ID]
+    assert (row.message_count, row.active_count, row.rewound_count) == (6, 4, 2)
+    assert row.compactions_committed == 0
+
+
+def test_a_rewind_in_a_later_batch_rewrites_the_stored_list_and_marks_the_stored_rows(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    project(views, entries(collect(trip)))
+    trip.rewind(["m4", "m5", "m6"], reason="")
+    changes = project(views, entries(collect(trip), first=8))
+    assert ("active", "trip") in views.loaded
+    assert changes.marks == {("trip", f"m{i}"): HistoryMark(False, 8, None) for i in (4, 5, 6)}
+    assert changes.history_inserts == {} and changes.superseded == []
+    assert active_ids(views) == ["m1", "m2", "m3"]
+    assert (views.sessions[TRIP_ID].active_count, views.sessions[TRIP_ID].rewound_count) == (3, 3)
+
+
+def test_a_restore_asks_the_stored_views_and_appends_the_message_where_its_row_stays(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    trip.rewind(["m5", "m6"], reason="")
+    project(views, entries(collect(trip)))
+    views.loaded.clear()
+    trip.append([TRIP[5], {"id": "m7", **turns(1)[0]}])
+    changes = project(views, entries(collect(trip), first=9))
+    assert views.loaded == [("session", TRIP_ID), ("rewound", "m6"), ("rewound", "m7")]
+    assert changes.marks == {("trip", "m6"): HistoryMark(True, None, 9)}
+    assert [(h.seq, h.message_id) for h in changes.history_inserts.values()] == [(7, "m7")]
+    assert [(a.position, a.message_id) for a in changes.active_appends] == [(5, "m6"), (6, "m7")]
+    row = changes.sessions[TRIP_ID]
+    assert (row.message_count, row.active_count, row.rewound_count) == (7, 6, 1)
+
+
+def test_a_rewind_a_restore_and_a_rewind_again_in_one_batch_leave_the_last_marks(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    project(views, entries(collect(trip)))
+    trip.rewind(["m6"], reason="")
+    trip.append([TRIP[5]])
+    trip.rewind(["m6"], reason="")
+    trip.append([{"id": "m7", **turns(1)[0]}])
+    trip.rewind(["m7"], reason="")
+    trip.append([{"id": "m7", **turns(1)[0]}])
+    changes = project(views, entries(collect(trip), first=8))
+    assert changes.marks == {("trip", "m6"): HistoryMark(False, 10, 9)}
+    [m7] = changes.history_inserts.values()
+    assert (m7.active, m7.rewound_version, m7.restored_version) == (True, None, 13)
+    assert active_ids(views) == ["m1", "m2", "m3", "m4", "m5", "m7"]
+    assert views.sessions[TRIP_ID].rewound_count == 1
+
+
+def test_an_append_or_a_rewind_offered_again_is_neither_a_restore_nor_a_second_rewind(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    """Each alone, as the SQL views project the entries of a batch they could not take."""
+    trip.rewind(["m6"], reason="")
+    trip.append([TRIP[5]])  # restored: m6 is active again
+    trip.rewind(["m5"], reason="")
+    events = collect(trip)
+    project(views, entries(events))
+    m5_again = Projector(views).project(entries([events[5]], first=20))
+    assert m5_again.marks == {}  # rewound after that append: no restore (its key refuses it)
+    assert list(m5_again.history_inserts) == [("trip", "m5")]
+    rewind_again = Projector(views).project(entries([events[7]], first=21))  # of m6
+    assert [q.reason for q in rewind_again.quarantine] == ["a rewind the views have taken already"]
+    assert rewind_again.marks == {} and rewind_again.active_rewrites == {}
+
+
+def test_a_rewind_of_messages_that_are_not_active_is_quarantined_and_changes_nothing(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    trip.rewind(["m6"], reason="")
+    events = collect(trip)
+    again = dataclasses.replace(events[-1], originator_version=9)
+    changes = project(views, entries([*events, again]))
+    [quarantined] = changes.quarantine
+    assert quarantined.reason == "a rewind of messages that are not active: ['m6']"
+    assert changes.sessions[TRIP_ID].rewound_count == 1
+
+
+def test_a_second_append_of_a_message_in_the_batch_is_quarantined(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    events = collect(trip)
+    again = dataclasses.replace(events[1], originator_version=8)
+    changes = project(views, entries([*events, again]))
+    assert [q.reason for q in changes.quarantine] == ["a second MessageAppended of message 'm1'"]
+    assert active_ids(views) == [f"m{i}" for i in range(1, 7)]
 
 
 # -- entries the views cannot take ------------------------------------------------------------

@@ -12,6 +12,7 @@ STORED_TOPICS = {
     Transcript.MessageAppended: "transcripts:Transcript.MessageAppended",
     Transcript.CompactionCommitted: "transcripts:Transcript.CompactionCommitted",
     Transcript.CompactionFailed: "transcripts:Transcript.CompactionFailed",
+    Transcript.Rewound: "transcripts:Transcript.Rewound",
     Transcript.Erased: "transcripts:Transcript.Erased",
 }
 
@@ -31,5 +32,6 @@ def test_event_type_names_are_the_documented_ones() -> None:
         "MessageAppended",
         "CompactionCommitted",
         "CompactionFailed",
+        "Rewound",
         "Erased",
     }

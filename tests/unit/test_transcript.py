@@ -16,13 +16,14 @@ from transcripts.domain.compaction import (
 from transcripts.domain.errors import (
     InvalidMessageError,
     MessageConflictError,
+    MessageNotFoundError,
     SessionErasedError,
     TranscriptError,
 )
 from transcripts.domain.transcript import Transcript, transcript_id
 
 from support.events import collect, commit, replay, start
-from support.messages import TRIP, summary, tool_exchange, turns
+from support.messages import TRIP, summary, tool_call, tool_exchange, tool_result, turns, without_id
 
 
 def appended(messages: list[dict], session_id: str = "s") -> Transcript:
@@ -177,7 +178,7 @@ def test_a_commit_puts_the_replacement_first_and_supersedes_what_it_does_not_kee
     assert (event.tokens_before, event.tokens_after) == (900, 100)
     assert plan.superseded == event.superseded
     assert transcript.active == [new["id"], "m4"]
-    assert transcript.last_commit_version == event.originator_version == 6
+    assert transcript.fence_version == event.originator_version == 6
 
 
 def test_messages_appended_after_the_attempt_began_stay_after_the_replacement() -> None:
@@ -204,7 +205,7 @@ def test_an_attempt_begun_before_another_commit_is_rejected_as_a_conflict() -> N
             snapshot=snapshot,
         )
     assert rejected.value.failure == CONFLICT
-    assert "another compaction committed at version 5" in rejected.value.error
+    assert "another compaction committed or a rewind at version 5" in rejected.value.error
     assert rejected.value.would_supersede == ["m2", "m3"]  # what it would have superseded
     assert collect(transcript) == []
 
@@ -317,8 +318,135 @@ def test_a_failed_compaction_is_recorded_and_changes_nothing_else() -> None:
     assert event.error == "timed out\\x00 \\udcff"  # storable text: NUL and surrogates escaped
     assert event.reason == "over\\x00budget"
     assert transcript.active == ["m1", "m2"]
-    assert transcript.last_commit_version == 0
+    assert transcript.fence_version == 0
     assert "cmp-f" in transcript.compaction_ids
+
+
+# -- rewind -----------------------------------------------------------------------------------
+
+
+def rewound(transcript: Transcript, **target: Any) -> list[str]:
+    """Rewind as the store does: the target decided, then taken out (reason "undo")."""
+    return transcript.rewind(transcript.rewind_target(**target), reason="undo")
+
+
+def test_a_rewind_of_the_last_count_takes_them_out_in_one_event_and_keeps_them_stored() -> None:
+    transcript = appended(ids(4))
+    assert rewound(transcript, count=2, to=None) == ["m3", "m4"]
+    [event] = collect(transcript)
+    assert isinstance(event, Transcript.Rewound)
+    assert (event.message_ids, event.reason) == (["m3", "m4"], "undo")
+    assert transcript.active == ["m1", "m2"]
+    assert set(transcript.hashes) == {"m1", "m2", "m3", "m4"}
+    assert transcript.rewound == {"m3", "m4"}
+
+
+def test_a_count_over_the_active_list_rewinds_all_of_it_and_nothing_left_writes_nothing() -> None:
+    transcript = appended(ids(3))
+    assert rewound(transcript, count=10, to=None) == ["m1", "m2", "m3"]
+    assert transcript.active == [] and len(collect(transcript)) == 1
+    assert rewound(transcript, count=1, to=None) == []
+    assert collect(transcript) == []
+
+
+def test_a_rewind_to_a_message_takes_out_every_active_message_after_it() -> None:
+    transcript = appended(ids(4))
+    assert rewound(transcript, count=None, to="m2") == ["m3", "m4"]
+    assert transcript.active == ["m1", "m2"]
+    collect(transcript)
+    assert rewound(transcript, count=None, to="m2") == []  # the last active: nothing to do
+    assert collect(transcript) == []
+
+
+def test_a_rewind_to_a_message_that_is_not_active_is_refused_before_any_event() -> None:
+    transcript = appended(ids(4))
+    commit(transcript, [summary(), *ids(4)[1:]])  # m1 superseded
+    rewound(transcript, count=1, to=None)  # m4 rewound
+    collect(transcript)
+    with pytest.raises(MessageNotFoundError) as never:
+        rewound(transcript, count=None, to="never-stored")
+    assert (never.value.session_id, never.value.message_id) == ("s", "never-stored")
+    for stored in ("m1", "m4"):
+        with pytest.raises(TranscriptError, match=f"message '{stored}' of session 's' is not"):
+            rewound(transcript, count=None, to=stored)
+    assert collect(transcript) == []
+
+
+def test_rewinding_ids_none_of_which_is_active_any_more_triggers_nothing() -> None:
+    transcript = appended(ids(3))
+    decided = transcript.rewind_target(count=2, to=None)
+    assert transcript.rewind(decided, reason="") == ["m2", "m3"]
+    collect(transcript)
+    assert transcript.rewind(decided, reason="") == []  # a retry of a rewind that landed
+    assert collect(transcript) == []
+
+
+def test_appending_a_rewound_id_with_its_content_restores_it_at_the_end() -> None:
+    transcript = appended(ids(3))
+    rewound(transcript, count=2, to=None)
+    transcript.append([{"id": "x", **summary("new")}])
+    collect(transcript)
+    again = transcript.append([ids(3)[1], ids(3)[1]])  # once restored, the second is a no-op
+    [event] = collect(transcript)
+    assert isinstance(event, Transcript.MessageAppended)
+    assert (event.message_id, event.message) == ("m2", without_id(ids(3)[1]))
+    assert again == [ids(3)[1], ids(3)[1]]
+    assert transcript.active == ["m1", "x", "m2"]
+    assert transcript.rewound == {"m3"}
+
+
+def test_a_rewound_id_with_other_content_conflicts_and_without_restore_is_skipped() -> None:
+    transcript = appended(ids(2))
+    rewound(transcript, count=1, to=None)
+    collect(transcript)
+    with pytest.raises(MessageConflictError):
+        transcript.append([{**ids(2)[1], "content": "edited"}])
+    assert transcript.append([ids(2)[1]], restore=False) == [ids(2)[1]]  # as `sync` does
+    assert collect(transcript) == []
+    assert transcript.active == ["m1"]
+
+
+def test_appending_a_superseded_id_again_stays_a_no_op() -> None:
+    transcript = appended(ids(3))
+    commit(transcript, [summary(), ids(3)[2]])
+    collect(transcript)
+    transcript.append(ids(3))
+    assert collect(transcript) == []
+    assert "m1" not in transcript.active and "m1" not in transcript.rewound
+
+
+def test_an_attempt_begun_before_a_rewind_is_rejected_as_a_conflict() -> None:
+    transcript = appended(ids(3))
+    begun, snapshot = transcript.version, list(transcript.active)
+    rewound(transcript, count=1, to=None)
+    rewind_version = transcript.version
+    with pytest.raises(CompactionRejected) as rejected:
+        commit(transcript, [summary()], based_on_version=begun, snapshot=snapshot)
+    assert rejected.value.failure == CONFLICT
+    assert f"a rewind at version {rewind_version}" in rejected.value.error
+    commit(transcript, [summary()])  # begun after the rewind: commits
+    assert transcript.active[1:] == []
+
+
+def test_a_rewind_cutting_between_a_call_and_its_results_keeps_the_call_with_its_kept_result() -> (
+    None
+):
+    call = tool_call("call_1")
+    results = [{"id": f"r{i}", **tool_result("call_1", f"part {i}")} for i in (1, 2)]
+    transcript = appended([{"id": "q", **turns(1)[0]}, {"id": "c", **call}, *results])
+    assert rewound(transcript, count=1, to=None) == ["r2"]
+    assert rewound(transcript, count=None, to="q") == ["c", "r1"]  # the call and its result
+    assert transcript.active == ["q"]
+    assert transcript.calls == {} and transcript.answers == {}
+
+
+def test_a_rewind_leaving_a_result_appended_before_its_call_without_it_is_refused() -> None:
+    call, result = tool_exchange("call_7")
+    transcript = appended([{"id": "r", **result}, {"id": "c", **call}])
+    with pytest.raises(TranscriptError, match="would leave tool message 'r'"):
+        rewound(transcript, count=1, to=None)
+    assert collect(transcript) == [] and transcript.active == ["r", "c"]
+    assert rewound(transcript, count=2, to=None) == ["r", "c"]
 
 
 # -- erase ------------------------------------------------------------------------------------
@@ -356,6 +484,8 @@ def test_an_erased_transcript_refuses_every_command() -> None:
             would_supersede=[],
         ),  # fmt: skip
         lambda: transcript.started_with(source="api", model=None, parent_id=None, metadata={}),
+        lambda: transcript.rewind_target(count=1, to=None),
+        lambda: transcript.rewind([], reason=""),
     ]
     for command in commands:
         with pytest.raises(SessionErasedError, match="'s' was erased at"):
@@ -395,9 +525,22 @@ def test_replaying_the_events_rebuilds_the_active_list_hashes_and_fencing_state(
         reason="", would_supersede=[],
     )  # fmt: skip
     replayed = replay(collect(transcript))
+    assert replayed.rewound == set()
     assert replayed.active == transcript.active
     assert replayed.hashes == transcript.hashes
     assert (replayed.calls, replayed.answers) == (transcript.calls, transcript.answers)
-    assert replayed.last_commit_version == transcript.last_commit_version == 8
+    assert replayed.fence_version == transcript.fence_version == 8
     assert replayed.compaction_ids == {"cmp-1", "cmp-2"}
     assert replayed.version == transcript.version == 10
+
+
+def test_replaying_rewinds_and_restores_rebuilds_the_rewound_ids_and_the_fence() -> None:
+    transcript = start("s")
+    transcript.append(TRIP)
+    rewound(transcript, count=3, to=None)
+    transcript.append([TRIP[3]])  # m4 restored; m5 and m6 stay rewound
+    replayed = replay(collect(transcript))
+    assert replayed.active == transcript.active == ["m1", "m2", "m3", "m4"]
+    assert replayed.rewound == transcript.rewound == {"m5", "m6"}
+    assert (replayed.calls, replayed.answers) == (transcript.calls, transcript.answers)
+    assert replayed.fence_version == transcript.fence_version == 8

@@ -48,6 +48,8 @@ def rows_of(fold: SessionFold) -> SessionRows:
             entry.added_by,
             entry.appended_at,
             entry.appended_version,
+            entry.rewound_version,
+            entry.restored_version,
         )  # fmt: skip
         for seq, entry in enumerate(fold.entries.values(), 1)
     ]
@@ -78,6 +80,7 @@ def rows_of(fold: SessionFold) -> SessionRows:
         len(fold.entries), len(fold.active_ids),
         sum(entry["status"] == "committed" for entry in fold.compactions),
         sum(entry["status"] == "failed" for entry in fold.compactions),
+        rewound_count=sum(e.rewound_version is not None for e in fold.entries.values()),
     )  # fmt: skip
     return SessionRows(session, active, history, attempts)
 
@@ -231,3 +234,52 @@ def test_a_problem_reads_as_a_sentence_naming_session_view_kind_and_row() -> Non
     assert str(Problem(None, "quarantined_events", "quarantined", "position 3", "bad")) == (
         "no session: quarantined_events: quarantined position 3 (bad)"
     )
+
+
+@pytest.fixture
+def rewound_fold() -> SessionFold:
+    """The trip with m5 and m6 rewound (version 8), then m6 restored (version 9)."""
+    transcript = start("trip", source="cli")
+    transcript.append(TRIP)
+    transcript.rewind(["m5", "m6"], reason="undo")
+    transcript.append([TRIP[5]])
+    return SessionFold.of(collect(transcript))
+
+
+def test_rows_of_rewound_and_restored_messages_that_match_the_fold_have_no_problem(
+    rewound_fold: SessionFold,
+) -> None:
+    rows = rows_of(rewound_fold)
+    assert [(h.message_id, h.rewound_version, h.restored_version) for h in rows.history[4:]] == [
+        ("m5", 8, None),
+        ("m6", None, 9),
+    ]
+    assert compare_session("trip", rewound_fold, rows) == []
+
+
+@pytest.mark.parametrize(
+    ("index", "change", "detail"),
+    [
+        (4, {"rewound_version": None}, "rewound_version: expected 8, stored None"),
+        (5, {"restored_version": None}, "restored_version: expected 9, stored None"),
+        (0, {"rewound_version": 8}, "rewound_version: expected None, stored 8"),
+    ],
+    ids=["a rewound mark lost", "a restored mark lost", "a rewound mark forged"],
+)
+def test_the_rewind_marks_of_the_history_are_compared(
+    rewound_fold: SessionFold, index: int, change: dict, detail: str
+) -> None:
+    rows = rows_of(rewound_fold)
+    rows.history[index] = dataclasses.replace(rows.history[index], **change)
+    [problem] = compare_session("trip", rewound_fold, rows)
+    assert (problem.view, problem.kind, problem.detail) == ("message_history", "changed", detail)
+
+
+def test_a_wrong_count_of_rewound_messages_in_the_sessions_row_is_reported(
+    rewound_fold: SessionFold,
+) -> None:
+    rows = rows_of(rewound_fold)
+    assert rows.session is not None and rows.session.rewound_count == 1
+    rows.session.rewound_count = 0
+    [problem] = compare_session("trip", rewound_fold, rows)
+    assert (problem.view, problem.detail) == ("sessions", "rewound_count: expected 1, stored 0")

@@ -42,7 +42,7 @@ from .dialect import PostgresDialect, advisory_key
 from .follow import LogFollower
 from .location import URL_FORM, PostgresLocation, parse_url
 from .search import PostgresSearchIndex
-from .transactions import PostgresLogTransaction, log_transaction
+from .transactions import SYNCHRONOUS_COMMIT, PostgresLogTransaction, log_transaction
 
 CHECK_TIMEOUT = 10  # seconds to reach the server when a store opens
 POOL_SIZE = 2  # connections a store keeps open
@@ -88,6 +88,7 @@ class PostgresBackend(Backend):
             "POSTGRES_POOL_SIZE": str(POOL_SIZE),
             "POSTGRES_MAX_OVERFLOW": str(MAX_OVERFLOW),
             "CREATE_TABLE": "n",
+            SYNCHRONOUS_COMMIT: "on" if config.durable else "off",
             **shared_env(config),
         }
 
@@ -152,7 +153,7 @@ class PostgresBackend(Backend):
 
     def writing(self, log: Application[UUID]) -> AbstractContextManager[PostgresLogTransaction]:
         assert isinstance(log.recorder, PostgresApplicationRecorder)
-        return log_transaction(log.recorder)
+        return log_transaction(log.recorder, durable=log.env.get(SYNCHRONOUS_COMMIT) != "off")
 
     def scrub(self, log: Application[UUID]) -> None:
         erasure.scrub(log)

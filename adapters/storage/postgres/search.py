@@ -26,10 +26,10 @@ from collections.abc import Sequence
 from ....domain.errors import InvalidSearchError
 from ....projections.rows import HistoryRow
 from ....projections.search_text import search_text
-from ....projections.views import SearchHit
+from ....projections.views import SearchHit, SearchQuery
 from ..sql.dialect import Cursor
 from ..sql.schema import LIVE, NEXT, Tables
-from ..sql.search import SearchIndex
+from ..sql.search import SearchIndex, filters
 
 CONFIG = "pg_catalog.english"
 VECTOR_FUNCTION = "transcripts_text_vector"
@@ -134,18 +134,9 @@ class PostgresSearchIndex(SearchIndex):
             for statement in LEGACY:
                 c.execute(statement)
 
-    def search(
-        self,
-        cursor: Cursor,
-        query: str,
-        *,
-        session_id: str | None,
-        role: str | None,
-        active_only: bool,
-        limit: int,
-    ) -> list[SearchHit]:
+    def search(self, cursor: Cursor, query: SearchQuery) -> list[SearchHit]:
         """Messages matching a web-search style query, best first, with a snippet of the matches."""
-        text = websearch(query)
+        text = websearch(query.text)
         cursor.execute(
             f"SELECT numnode(q) AS nodes, querytree(q) AS indexed "
             f"FROM websearch_to_tsquery('{CONFIG}', ?) AS q",
@@ -154,21 +145,16 @@ class PostgresSearchIndex(SearchIndex):
         row = cursor.fetchone()
         if not row["nodes"]:
             raise InvalidSearchError(
-                f"invalid search query {query!r}: no words to search for "
+                f"invalid search query {query.text!r}: no words to search for "
                 "(punctuation and stop words such as 'the' are left out)"
             )
         if row["indexed"] == "T":
-            raise InvalidSearchError(f"invalid search query {query!r}: only words to leave out")
-        if any(value is not None and "\x00" in value for value in (session_id, role)):
+            raise InvalidSearchError(
+                f"invalid search query {query.text!r}: only words to leave out"
+            )
+        if any(value is not None and "\x00" in value for value in (query.session_id, query.role)):
             return []  # no stored text holds NUL
-        conditions = ["s.vector @@ q.query"]
-        parameters: list[object] = [text]
-        for column, value in (("h.session_id", session_id), ("h.role", role)):
-            if value is not None:
-                conditions.append(f"{column} = ?")
-                parameters.append(value)
-        if active_only:
-            conditions.append("h.active")
+        conditions, parameters = filters(query, "h.active")
         cursor.execute(
             "SELECT session_id, message_id, role, active, rank, "
             f"ts_headline('{CONFIG}', text, query, '{HEADLINE}') AS snippet "
@@ -177,9 +163,10 @@ class PostgresSearchIndex(SearchIndex):
             f"FROM (SELECT websearch_to_tsquery('{CONFIG}', ?) AS query) AS q, {SEARCH_TABLE} AS s "
             "JOIN message_history AS h "
             "ON h.session_id = s.session_id AND h.message_id = s.message_id "
-            f"WHERE {' AND '.join(conditions)} ORDER BY rank, h.session_id, h.seq LIMIT ?) AS best "
+            f"WHERE {' AND '.join(['s.vector @@ q.query', *conditions])} "
+            "ORDER BY rank, h.session_id, h.seq LIMIT ?) AS best "
             "ORDER BY rank, session_id, seq",
-            (*parameters, limit),
+            (text, *parameters, query.limit),
         )
         return [
             SearchHit(

@@ -4,7 +4,9 @@ Each takes the library's table lock on the log first (`LOCK TABLE … IN EXCLUSI
 lock every insert of the library takes, so that log positions commit in order), waiting up
 to the lock timeout. PostgreSQL grants a lock in the order it was asked for, so writers of
 every process take turns. Inserts are the library's statement, with its NOTIFY for live
-followers.
+followers. With the store's durability "normal" a write commits with
+`synchronous_commit = off`: the last writes can be lost if the server crashes, never
+half-applied.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from uuid import UUID
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
 from psycopg.sql import SQL, Identifier
+
+# The library setting of the log's writes: "on" (the store's durability "full") or "off".
+SYNCHRONOUS_COMMIT = "POSTGRES_SYNCHRONOUS_COMMIT"
 
 
 class PostgresLogTransaction:
@@ -60,9 +65,14 @@ class PostgresLogTransaction:
 
 
 @contextmanager
-def log_transaction(recorder: PostgresApplicationRecorder) -> Iterator[PostgresLogTransaction]:
-    """A write transaction on the log, holding its table lock from the start."""
+def log_transaction(
+    recorder: PostgresApplicationRecorder, *, durable: bool = True
+) -> Iterator[PostgresLogTransaction]:
+    """A write transaction on the log, holding its table lock from the start; `durable`:
+    its commit waits for the disk (else `synchronous_commit = off`)."""
     with recorder.datastore.transaction(commit=True) as cursor:
+        if not durable:
+            cursor.execute("SET LOCAL synchronous_commit = off", prepare=True)
         for statement in recorder.lock_table_statements:
             cursor.execute(statement, prepare=True)
         yield PostgresLogTransaction(recorder, cursor)

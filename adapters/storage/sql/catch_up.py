@@ -68,6 +68,15 @@ class _CursorState(ViewState):
         )
         return [self.rows.active(row) for row in self.cursor.fetchall()]
 
+    def load_rewound(self, session_id: str, message_id: str) -> int | None:
+        self.cursor.execute(
+            f"SELECT rewound_version FROM {self.tables.message_history} "
+            "WHERE session_id = ? AND message_id = ?",
+            (session_id, message_id),
+        )
+        row = self.cursor.fetchone()
+        return None if row is None else row["rewound_version"]
+
 
 class CatchUp:
     """Projects the log into view tables, a batch per transaction."""

@@ -18,6 +18,7 @@ ACTIVE_ROWS = "SELECT * FROM active_messages WHERE session_id = ? ORDER BY posit
 HISTORY = "SELECT * FROM message_history WHERE session_id = ? ORDER BY seq"
 ATTEMPTS = "SELECT * FROM compaction_attempts WHERE session_id = ? ORDER BY version"
 SESSION = "SELECT * FROM sessions WHERE session_id = ?"
+IDS_PER_QUERY = 500  # well under every backend's limit of parameters
 
 
 class ViewQueries:
@@ -65,6 +66,19 @@ class ViewQueries:
         )
         row = c.fetchone()
         return self.rows.history(row) if row is not None else None
+
+    def messages(self, c: Cursor, session_id: str, message_ids: list[str]) -> list[Message]:
+        found: dict[str, Message] = {}
+        load = self.rows.json_content
+        for start in range(0, len(message_ids), IDS_PER_QUERY):
+            chunk = message_ids[start : start + IDS_PER_QUERY]
+            c.execute(
+                "SELECT message_id, message FROM message_history WHERE session_id = ? "
+                f"AND message_id IN ({', '.join('?' * len(chunk))})",
+                (session_id, *chunk),
+            )
+            found.update((row["message_id"], load(row["message"])) for row in c.fetchall())
+        return [found[message_id] for message_id in message_ids]
 
     def active_position(self, c: Cursor, session_id: str, message_id: str) -> int | None:
         c.execute(

@@ -77,10 +77,10 @@ class Rebuild:
             self.search.upgrade(c)
             if stored == self.projector.VERSIONS:
                 return
-            if not self._has_events(c):  # a new store: nothing to rebuild
+            if not stored and not self._has_events(c):  # a new store: its tables are current
                 self.writer.versions(c, self.projector.VERSIONS)
                 return
-        self.run()
+        self.run()  # older views, even with no rows, may lack columns: made afresh
 
     def _refuse_newer(self, stored: dict[str, int]) -> None:
         """StorageError if a newer release built the views: rebuilding them down would undo

@@ -43,6 +43,7 @@ class RowReader:
             compactions_failed=row["compactions_failed"],
             quarantined=row["quarantined"],
             erased_at=None if row["erased_at"] is None else time(row["erased_at"]),
+            rewound_count=row["rewound_count"],
         )
 
     def active(self, row: Row) -> ActiveRow:
@@ -66,6 +67,8 @@ class RowReader:
             added_by=row["added_by"],
             appended_at=self.dialect.load_time(row["appended_at"]),
             appended_version=row["appended_version"],
+            rewound_version=row["rewound_version"],
+            restored_version=row["restored_version"],
         )
 
     def attempt(self, row: Row) -> AttemptRow:

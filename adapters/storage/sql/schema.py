@@ -72,7 +72,7 @@ class ColumnTypes:
             f"started_at {at} NOT NULL, last_event_at {at} NOT NULL, version {i} NOT NULL, "
             f"message_count {i} NOT NULL, active_count {i} NOT NULL, "
             f"compactions_committed {i} NOT NULL, compactions_failed {i} NOT NULL, "
-            f"quarantined {i} NOT NULL, erased_at {at})",
+            f"quarantined {i} NOT NULL, erased_at {at}, rewound_count {i} NOT NULL)",
             f"CREATE TABLE IF NOT EXISTS {tables.active_messages} ("
             f"session_id {t} NOT NULL, position {i} NOT NULL, message_id {t} NOT NULL, "
             f"role {t} NOT NULL, message {j} NOT NULL{active_keys})",
@@ -80,7 +80,8 @@ class ColumnTypes:
             f"session_id {t} NOT NULL, seq {i} NOT NULL, message_id {t} NOT NULL, "
             f"role {t} NOT NULL, message {j} NOT NULL, active {b} NOT NULL, "
             f"superseded_by {t}, added_by {t}, appended_at {at} NOT NULL, "
-            f"appended_version {i} NOT NULL{history_keys})",
+            f"appended_version {i} NOT NULL, rewound_version {i}, restored_version {i}"
+            f"{history_keys})",
             f"CREATE TABLE IF NOT EXISTS {tables.compaction_attempts} ("
             f"compaction_id {t} PRIMARY KEY, session_id {t} NOT NULL, version {i} NOT NULL, "
             f"status {t} NOT NULL, reason {long} NOT NULL, failure {t}, error {long}, "

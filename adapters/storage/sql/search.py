@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ....domain.errors import TranscriptError
 from ....projections.rows import HistoryRow
-from ....projections.views import SearchHit
+from ....projections.views import SearchHit, SearchQuery
 from .dialect import Cursor
 from .schema import Tables
 
@@ -51,16 +51,7 @@ class SearchIndex(ABC):
         return None
 
     @abstractmethod
-    def search(
-        self,
-        cursor: Cursor,
-        query: str,
-        *,
-        session_id: str | None,
-        role: str | None,
-        active_only: bool,
-        limit: int,
-    ) -> list[SearchHit]:
+    def search(self, cursor: Cursor, query: SearchQuery) -> list[SearchHit]:
         """Messages ever stored matching a full-text query, best first."""
 
 
@@ -85,15 +76,20 @@ class NoSearch(SearchIndex):
             "its index would hold the plaintext"
         )
 
-    def search(
-        self,
-        cursor: Cursor,
-        query: str,
-        *,
-        session_id: str | None,
-        role: str | None,
-        active_only: bool,
-        limit: int,
-    ) -> list[SearchHit]:
+    def search(self, cursor: Cursor, query: SearchQuery) -> list[SearchHit]:
         self.check_available()
         return []
+
+
+def filters(query: SearchQuery, active: str) -> tuple[list[str], list[object]]:
+    """The WHERE conditions (`?` placeholders, history aliased `h`) and parameters of a
+    query's filters; `active` is the dialect's condition for an active row."""
+    conditions: list[str] = []
+    parameters: list[object] = []
+    for column, value in (("h.session_id", query.session_id), ("h.role", query.role)):
+        if value is not None:
+            conditions.append(f"{column} = ?")
+            parameters.append(value)
+    if query.active_only:
+        conditions.append(active)
+    return conditions, parameters

@@ -33,7 +33,14 @@ from ....projections.rows import (
     QuarantineRow,
     SessionRow,
 )
-from ....projections.views import Progress, SearchHit, SessionRows, TranscriptViews, ViewStatus
+from ....projections.views import (
+    Progress,
+    SearchHit,
+    SearchQuery,
+    SessionRows,
+    TranscriptViews,
+    ViewStatus,
+)
 from ..sealing import content_columns
 from .catch_up import TRACKING_NAME, CatchUp, Followed, SessionState
 from .dialect import Cursor, Dialect
@@ -120,6 +127,10 @@ class SQLTranscriptViews(TranscriptViews):
         with self._session(session_id) as c:
             return self.queries.message(c, session_id, message_id)
 
+    def messages(self, session_id: str, message_ids: list[str]) -> list[Message]:
+        with self._session(session_id) as c:
+            return self.queries.messages(c, session_id, message_ids)
+
     def active_position(self, session_id: str, message_id: str) -> int | None:
         with self._session(session_id) as c:
             return self.queries.active_position(c, session_id, message_id)
@@ -140,27 +151,17 @@ class SQLTranscriptViews(TranscriptViews):
         with self._current() as c:
             return self.queries.quarantined(c)
 
-    def search(
-        self,
-        query: str,
-        *,
-        session_id: str | None = None,
-        role: str | None = None,
-        active_only: bool = False,
-        limit: int = 20,
-    ) -> list[SearchHit]:
+    def search(self, query: SearchQuery) -> list[SearchHit]:
         self.search_index.check_available()
-        if not query.strip():
+        if not query.text.strip():
             raise InvalidSearchError("the search query is empty")
-        if session_id is not None:
+        if query.session_id is not None:
             try:
-                self.check_session(session_id)  # StorageError if one of its events is corrupt
+                self.check_session(query.session_id)  # StorageError if an event is corrupt
             except (SessionNotFoundError, SessionErasedError):
                 return []
         with self._current() as c:
-            return self.search_index.search(
-                c, query, session_id=session_id, role=role, active_only=active_only, limit=limit
-            )
+            return self.search_index.search(c, query)
 
     def status(self) -> list[ViewStatus]:
         with self.dialect.reading() as c:

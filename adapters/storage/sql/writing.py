@@ -2,6 +2,8 @@
 
 Rows are inserted and updated in bulk (`executemany`), content columns sealed on an
 encrypted store. An erased session's rows go first: the batch holds no other row of it.
+Rewind marks go before supersessions: a message is superseded only while active, and stays
+so.
 """
 
 from __future__ import annotations
@@ -34,15 +36,25 @@ class ChangeWriter:
             self._erase_rows(c, tables, changes.sessions[transcript].session_id, transcript)
         if changes.history_inserts:
             c.executemany(
-                f"INSERT INTO {tables.message_history} VALUES (?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO {tables.message_history} VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     (h.session_id, h.seq, h.message_id, h.role, content.json(h.message),
                      flag(h.active), h.superseded_by, h.added_by, time(h.appended_at),
-                     h.appended_version)
+                     h.appended_version, h.rewound_version, h.restored_version)
                     for h in changes.history_inserts.values()
                 ],
             )  # fmt: skip
             self.search.insert(c, tables, list(changes.history_inserts.values()))
+        if changes.marks:
+            c.executemany(
+                f"UPDATE {tables.message_history} SET active = ?, rewound_version = ?, "
+                "restored_version = COALESCE(?, restored_version) "
+                "WHERE session_id = ? AND message_id = ?",
+                [
+                    (flag(m.active), m.rewound_version, m.restored_version, *key)
+                    for key, m in changes.marks.items()
+                ],
+            )
         if changes.superseded:
             c.executemany(
                 f"UPDATE {tables.message_history} SET active = ?, superseded_by = ? "
@@ -68,13 +80,13 @@ class ChangeWriter:
         started = [s for t, s in changes.sessions.items() if t in changes.started]
         if started:
             c.executemany(
-                f"INSERT INTO {tables.sessions} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO {tables.sessions} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     (s.session_id, s.transcript_id, s.source, s.model, s.parent_id,
                      content.json(s.metadata), time(s.started_at), time(s.last_event_at),
                      s.version, s.message_count, s.active_count, s.compactions_committed,
                      s.compactions_failed, s.quarantined,
-                     None if s.erased_at is None else time(s.erased_at))
+                     None if s.erased_at is None else time(s.erased_at), s.rewound_count)
                     for s in started
                 ],
             )  # fmt: skip
@@ -83,10 +95,11 @@ class ChangeWriter:
             c.executemany(
                 f"UPDATE {tables.sessions} SET last_event_at = ?, version = ?, message_count = ?, "
                 "active_count = ?, compactions_committed = ?, compactions_failed = ?, "
-                "quarantined = ? WHERE session_id = ?",
+                "quarantined = ?, rewound_count = ? WHERE session_id = ?",
                 [
                     (time(s.last_event_at), s.version, s.message_count, s.active_count,
-                     s.compactions_committed, s.compactions_failed, s.quarantined, s.session_id)
+                     s.compactions_committed, s.compactions_failed, s.quarantined,
+                     s.rewound_count, s.session_id)
                     for s in updated
                 ],
             )  # fmt: skip

@@ -29,7 +29,7 @@ from ..sql.search import NoSearch
 from ..sql.views import SQLTranscriptViews
 from . import erasure, files
 from .dialect import SQLiteDialect
-from .factory import Factory
+from .factory import SYNCHRONOUS, Factory
 from .search import FTS5Index
 from .transactions import SQLiteLogTransaction, log_transaction
 
@@ -81,6 +81,7 @@ class SQLiteBackend(Backend):
             "PERSISTENCE_MODULE": get_topic(Factory),
             "SQLITE_DBNAME": database,
             "SQLITE_LOCK_TIMEOUT": str(max(1, round(config.lock_timeout))),
+            SYNCHRONOUS: "FULL" if config.durable else "NORMAL",
             **shared_env(config),
         }
 

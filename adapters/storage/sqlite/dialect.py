@@ -63,10 +63,10 @@ class SQLiteDialect(Dialect):
         A rebuild's transactions also checkpoint less often, and do not zero the pages they
         free (Debian builds SQLite with SECURE_DELETE): every dropped row is in the log.
         """
-        settings = {"synchronous": ("NORMAL", "FULL")}
+        pool = self.datastore.pool
+        settings = {"synchronous": ("NORMAL", getattr(pool, "synchronous", "FULL"))}
         if rebuilding:
             settings |= {"secure_delete": ("FAST", "1"), "wal_autocheckpoint": ("10000", "1000")}
-        pool = self.datastore.pool
         with writers_turn(pool.db_name, pool.lock_timeout or 5), library_errors():
             with self.datastore.get_connection(commit=True) as connection:
                 cursor = connection.cursor()

@@ -4,7 +4,8 @@
 statement, so every write re-parses its SQL. This module is the same persistence module
 (`PERSISTENCE_MODULE=transcripts.adapters.storage.sqlite.factory:Factory`) whose
 connections keep their prepared statements. The store files are already in WAL mode (see
-`backend`), so connections do not switch journal modes either.
+`backend`), so connections do not switch journal modes either. The log's writes commit at
+`SQLITE_SYNCHRONOUS` (FULL, or NORMAL for the store's durability "normal").
 
 Every connection deletes with `secure_delete` on: the bytes of a deleted row are zeroed,
 so what `forget` deletes does not linger in free space (Debian builds SQLite with it on
@@ -17,6 +18,8 @@ from eventsourcing.sqlite import SQLiteFactory
 from eventsourcing.utils import Environment, EnvType
 
 from ..internals import CachingSQLiteConnectionPool
+
+SYNCHRONOUS = "SQLITE_SYNCHRONOUS"  # FULL (the store's durability "full") or NORMAL
 
 
 class Factory(SQLiteFactory):
@@ -31,5 +34,6 @@ class Factory(SQLiteFactory):
             pool_timeout=plain.pool_timeout,
             max_age=plain.max_age,
             pre_ping=plain.pre_ping,
+            synchronous=self.env.get(SYNCHRONOUS, "FULL"),
         )
         plain.close()

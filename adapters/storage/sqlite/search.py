@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from ....domain.errors import InvalidSearchError
 from ....projections.rows import HistoryRow
 from ....projections.search_text import search_text
-from ....projections.views import SearchHit
+from ....projections.views import SearchHit, SearchQuery
 from ..sql.dialect import Cursor
 from ..sql.schema import Tables
-from ..sql.search import SearchIndex
+from ..sql.search import SearchIndex, filters
 
 SEARCH_TABLE = "message_search"
 LEGACY_TRIGGERS = ("message_history_search_insert", "message_history_search_delete")
@@ -62,38 +62,23 @@ class FTS5Index(SearchIndex):
         for trigger in LEGACY_TRIGGERS:
             c.execute(f"DROP TRIGGER IF EXISTS {trigger}")
 
-    def search(
-        self,
-        cursor: Cursor,
-        query: str,
-        *,
-        session_id: str | None,
-        role: str | None,
-        active_only: bool,
-        limit: int,
-    ) -> list[SearchHit]:
+    def search(self, cursor: Cursor, query: SearchQuery) -> list[SearchHit]:
         """Messages matching an FTS5 query, best first, with a snippet around the match."""
-        conditions = ["message_search MATCH ?"]
-        parameters: list[object] = [query]
-        for column, value in (("h.session_id", session_id), ("h.role", role)):
-            if value is not None:
-                conditions.append(f"{column} = ?")
-                parameters.append(value)
-        if active_only:
-            conditions.append("h.active = 1")
+        conditions, parameters = filters(query, "h.active = 1")
         statement = (
             "SELECT h.session_id, h.message_id, h.role, h.active, "
             "snippet(message_search, 0, '«', '»', '…', 12) AS snippet, message_search.rank AS rank "
             "FROM message_search JOIN message_history AS h ON h.rowid = message_search.rowid "
-            f"WHERE {' AND '.join(conditions)} ORDER BY message_search.rank LIMIT ?"
+            f"WHERE {' AND '.join(['message_search MATCH ?', *conditions])} "
+            "ORDER BY message_search.rank LIMIT ?"
         )
         try:
-            cursor.execute(statement, (*parameters, limit))
+            cursor.execute(statement, (query.text, *parameters, query.limit))
             rows = cursor.fetchall()
         except sqlite3.OperationalError as error:
             if "locked" in str(error) or "no such table" in str(error):
                 raise
-            raise InvalidSearchError(f"invalid search query {query!r}: {error}") from None
+            raise InvalidSearchError(f"invalid search query {query.text!r}: {error}") from None
         return [
             SearchHit(row[0], row[1], row[2], bool(row[3]), " ".join(row[4].split()), row[5])
             for row in rows

@@ -10,7 +10,8 @@ from transcripts import TranscriptStore
 
 @pytest.fixture
 def fill() -> Callable[[TranscriptStore], None]:
-    """Two sessions with messages, a committed compaction (with a kept message) and a failed one."""
+    """Two sessions with messages, a committed compaction (with a kept message), a failed one,
+    and a rewind of two messages, one of them restored."""
 
     def write(store: TranscriptStore) -> None:
         store.start("alpha", source="cli", model="model-a", metadata={"cwd": "/tmp"})
@@ -42,6 +43,9 @@ def fill() -> Callable[[TranscriptStore], None]:
         assert result.committed
         assert not store.compact("alpha", lambda messages: 1 / 0, reason="fails").committed
         store.append("alpha", [{"id": "a5", "role": "user", "content": "after"}])
+        store.append("alpha", [{"id": "a6", "role": "user", "content": "oops"}])
+        store.rewind("alpha", count=2, reason="undo")  # a5 and a6
+        store.append("alpha", [{"id": "a5", "role": "user", "content": "after"}])  # restored
         store.catch_up_projections()  # plain SQL reads the views as of the last catch-up
 
     return write

@@ -1,6 +1,7 @@
 """explain(session, message) says why a message is or is not in the active context: the event
 that added it (an append, or the committed compaction that added a summary), when, whether it
-is active and where, and which compaction superseded it."""
+is active and where, which compaction superseded it, and which rewind took it out of the
+context or which append restored it (see test_rewind.py)."""
 
 from __future__ import annotations
 
@@ -67,6 +68,8 @@ def test_a_message_appended_last_is_explained_by_its_append_event_and_position(
         "active": True,
         "position": 3,
         "superseded": None,
+        "rewound": None,
+        "restored": None,
         "message": {"id": "a5", "role": "user", "content": "m5"},
     }
 

@@ -44,7 +44,7 @@ def test_after_writes_and_a_read_every_view_is_at_the_log_head_with_the_right_ro
     }
     assert rows == {
         "active_messages": 5,
-        "message_history": 8,
+        "message_history": 9,
         "compaction_attempts": 2,
         "sessions": 2,
     }

@@ -258,7 +258,7 @@ def test_an_index_a_user_created_on_a_view_table_survives_a_rebuild(sqlite_url: 
             row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
         }
     assert "history_by_role" in indexes
-    assert row_counts(sqlite_url)["message_history"] == 8
+    assert row_counts(sqlite_url)["message_history"] == 9
 
 
 def test_two_rebuilds_at_once_while_a_writer_writes_both_end_and_leave_views_that_verify(

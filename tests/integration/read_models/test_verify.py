@@ -39,11 +39,34 @@ TAMPERING = {
         ["UPDATE message_history SET active = 1, superseded_by = NULL WHERE message_id = 'a2'"],
         ("alpha", "message_history", "changed", "a2"),
     ),
+    "a rewound message marked active": (
+        ["UPDATE message_history SET active = 1, rewound_version = NULL WHERE message_id = 'a6'"],
+        ("alpha", "message_history", "changed", "a6"),
+    ),
+    "a restored message's restore forgotten": (
+        ["UPDATE message_history SET restored_version = NULL WHERE message_id = 'a5'"],
+        ("alpha", "message_history", "changed", "a5"),
+    ),
+    "an active message marked rewound": (
+        ["UPDATE message_history SET rewound_version = 3 WHERE message_id = 'b1'"],
+        ("beta", "message_history", "changed", "b1"),
+    ),
+    "a rewound message put back in the active list": (
+        [
+            """INSERT INTO active_messages SELECT session_id, 4, message_id, role, message
+            FROM message_history WHERE message_id = 'a6'"""
+        ],
+        ("alpha", "active_messages", "extra", "a6"),
+    ),
+    "a session's rewound count edited": (
+        ["UPDATE sessions SET rewound_count = 0 WHERE session_id = 'alpha'"],
+        ("alpha", "sessions", "changed", "alpha"),
+    ),
     "a history message added": (
         [
             """INSERT INTO message_history SELECT session_id, 99, 'forged', role, message, active,
-            superseded_by, added_by, appended_at, appended_version
-            FROM message_history WHERE message_id = 'b1'"""
+            superseded_by, added_by, appended_at, appended_version, rewound_version,
+            restored_version FROM message_history WHERE message_id = 'b1'"""
         ],
         ("beta", "message_history", "extra", "forged"),
     ),

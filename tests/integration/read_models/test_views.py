@@ -27,6 +27,8 @@ PUBLIC_COLUMNS = {
         "superseded_by",
         "added_by",
         "appended_at",
+        "rewound_version",
+        "restored_version",
     },
     "compaction_attempts": {
         "compaction_id",
@@ -53,6 +55,7 @@ PUBLIC_COLUMNS = {
         "active_count",
         "compactions_committed",
         "compactions_failed",
+        "rewound_count",
     },
 }
 
@@ -171,12 +174,14 @@ DUPLICATES = {
     ),
     "a history message at a new seq": (
         "INSERT INTO message_history SELECT session_id, seq + 100, message_id, role, message, "
-        "active, superseded_by, added_by, appended_at, appended_version "
+        "active, superseded_by, added_by, appended_at, appended_version, rewound_version, "
+        "restored_version "
         "FROM message_history LIMIT 1"
     ),
     "a history message at a taken seq": (
         "INSERT INTO message_history SELECT session_id, seq, message_id || '-copy', role, message, "
-        "active, superseded_by, added_by, appended_at, appended_version "
+        "active, superseded_by, added_by, appended_at, appended_version, rewound_version, "
+        "restored_version "
         "FROM message_history LIMIT 1"
     ),
     "a compaction attempt": (
@@ -224,12 +229,13 @@ def test_users_can_query_the_views_with_plain_sql_by_the_session_id_they_gave(
             "WHERE session_id = 'alpha' ORDER BY position"
         ).fetchall()
         history = db.execute(
-            "SELECT message_id, active, superseded_by IS NOT NULL, added_by IS NOT NULL "
+            "SELECT message_id, active, superseded_by IS NOT NULL, added_by IS NOT NULL, "
+            "rewound_version IS NOT NULL, restored_version IS NOT NULL "
             "FROM message_history WHERE session_id = 'alpha' ORDER BY seq"
         ).fetchall()
         summary = db.execute(
             "SELECT source, model, message_count, active_count, compactions_committed, "
-            "compactions_failed FROM sessions WHERE session_id = 'alpha'"
+            "compactions_failed, rewound_count FROM sessions WHERE session_id = 'alpha'"
         ).fetchone()
         statuses = db.execute(
             "SELECT status, failure, superseded_count, added_count, tokens_before, tokens_after "
@@ -237,10 +243,11 @@ def test_users_can_query_the_views_with_plain_sql_by_the_session_id_they_gave(
         ).fetchall()
     assert rows == [(i + 1, m["id"], m["role"]) for i, m in enumerate(active)]
     assert [row[0] for row in history][:4] == ["a1", "a2", "a3", "a4"]
-    assert history[0][1:] == (0, 1, 0)  # superseded by the compaction
-    assert history[3][1:] == (1, 0, 0)  # kept
-    assert history[4][1:] == (1, 0, 1)  # the summary, added by the compaction
-    assert summary == ("cli", "model-a", 6, 3, 1, 1)
+    assert history[0][1:] == (0, 1, 0, 0, 0)  # superseded by the compaction
+    assert history[3][1:] == (1, 0, 0, 0, 0)  # kept
+    assert history[4][1:] == (1, 0, 1, 0, 0)  # the summary, added by the compaction
+    assert history[5:] == [("a5", 1, 0, 0, 0, 1), ("a6", 0, 0, 0, 1, 0)]  # restored, rewound
+    assert summary == ("cli", "model-a", 7, 3, 1, 1, 1)
     assert statuses == [
         ("committed", None, 3, 1, 100, 10),
         ("failed", "summarize_error", 2, 0, None, None),

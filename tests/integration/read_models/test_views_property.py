@@ -1,7 +1,7 @@
 """Property: whatever users do (starts, appends with and without ids, stale and fresh syncs,
-committed compactions, each kind of failed one, erasures, reopenings of the file, rebuilds),
-the views equal an independent fold of the log and a model of what the calls returned, verify
-finds nothing, and a rebuild changes no row."""
+committed compactions, each kind of failed one, rewinds and restores, erasures, reopenings of
+the file, rebuilds), the views equal an independent fold of the log and a model of what the
+calls returned, verify finds nothing, and a rebuild changes no row."""
 
 from __future__ import annotations
 
@@ -46,13 +46,19 @@ class SessionModel:
     erased: bool = False
 
     def stored(self, messages: list[dict]) -> None:
+        """Messages an append stored: new ones, and rewound ones restored (at the end)."""
         for message in messages:
-            if message["id"] not in self.history:
+            entry = self.history.get(message["id"])
+            if entry is not None and entry["rewound"]:
+                entry |= {"active": True, "rewound": False}
+                self.active.append(message)
+            elif entry is None:
                 self.history[message["id"]] = {
                     "id": message["id"],
                     "active": True,
                     "superseded_by": None,
                     "added_by": None,
+                    "rewound": False,
                     "message": message,
                 }
                 self.active.append(message)
@@ -119,6 +125,25 @@ class Run:
         assert all(r["id"] == m["id"] for r, m in zip(returned, messages, strict=True) if "id" in m)
         model.stored(returned)
 
+    def rewind(self, session_id: str, model: SessionModel, back: int) -> None:
+        """The last `back` active messages, or (0) every one after the first active one."""
+        if back or not model.active:
+            returned = self.store.rewind(session_id, count=back or 1, reason="prop")
+            gone = model.active[max(0, len(model.active) - (back or 1)) :]
+        else:
+            returned = self.store.rewind(session_id, to=model.active[0]["id"])
+            gone = model.active[1:]
+        assert returned == gone
+        for message in gone:
+            model.history[message["id"]] |= {"active": False, "rewound": True}
+        model.active = model.active[: len(model.active) - len(gone)]
+
+    def restore(self, session_id: str, model: SessionModel) -> None:
+        """Every rewound message appended again, in the order they were stored."""
+        rewound = [e["message"] for e in model.history.values() if e["rewound"]]
+        assert self.store.append(session_id, rewound) == rewound
+        model.stored(rewound)
+
     def forget(self, session_id: str, model: SessionModel) -> None:
         erasure = self.store.forget(session_id)
         assert erasure.already_erased == model.erased
@@ -175,6 +200,7 @@ class Run:
             "active": True,
             "superseded_by": None,
             "added_by": result.compaction_id,
+            "rewound": False,
             "message": new,
         }
         model.active = list(result.messages)
@@ -267,6 +293,8 @@ operations = st.lists(
         st.tuples(st.just("conflict"), session_ids),
         st.tuples(st.just("invalid_replacement"), session_ids),
         st.tuples(st.just("orphaned_tool_result"), session_ids),
+        st.tuples(st.just("rewind"), session_ids, st.integers(0, 4)),
+        st.tuples(st.just("restore"), session_ids),
         st.tuples(st.just("forget"), session_ids),
         st.just(("reopen",)),
         st.just(("rebuild",)),
@@ -312,7 +340,13 @@ def test_the_property_covers_every_operation_in_one_long_sequence(tmp_path: Path
             ("conflict", "s0"),
             ("invalid_replacement", "s1"),
             ("orphaned_tool_result", "s1"),
+            ("rewind", "s1", 2),  # a tool call and its result
+            ("sync", "s1", 1, 0),  # a stale list: restores nothing
+            ("rewind", "s0", 0),
             ("commit", "s1", 3),
+            ("restore", "s1"),
+            ("reopen",),
+            ("rewind", "s1", 1),
             ("reopen",),
             ("append", "s1", [None]),
             ("commit", "s2", 1),
@@ -335,5 +369,7 @@ def test_the_property_covers_every_operation_in_one_long_sequence(tmp_path: Path
             "orphaned_tool_result",
         }
         assert [s for s, model in run.sessions.items() if model.erased] == ["s2"]
+        rewound = [e for m in run.sessions.values() for e in m.history.values() if e["rewound"]]
+        assert rewound and any(len(m.history) > len(m.active) for m in run.sessions.values())
     finally:
         run.store.close()
