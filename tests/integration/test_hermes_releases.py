@@ -55,7 +55,8 @@ def check_session(
     truth = release.sessions[session_id]
     where = f"{release.version} {session_id}"
     truth_of = lambda m: release.truth_of(store, session_id, m)  # noqa: E731
-    history = [truth_of(entry["id"]) for entry in store.history(session_id)]
+    entries = store.history(session_id)
+    history = [truth_of(entry["id"]) for entry in entries]
     active = [truth_of(message["id"]) for message in store.active(session_id)]
     hidden = archived_later(truth)
     if hidden:
@@ -77,10 +78,14 @@ def check_session(
     assert {m for ids in superseded for m in real(ids)} == {
         m for attempt in attempts for m in real(attempt["superseded"])
     }, where
-    rewinds = [entry for entry in audit if entry["reason"].startswith(REWIND)]
+    assert len(audit) == len(in_place), f"{where}: a rewind in the compaction audit"
     undone = [[release.row(row)["message"] for row in rows] for rows in truth["rewinds"]]
-    assert [[truth_of(m) for m in entry["superseded"]] for entry in rewinds] == undone, where
-    assert len(audit) == len(in_place) + len(rewinds), where
+    rewinds = [event["data"] for event in store.events(session_id) if event["type"] == "Rewound"]
+    assert [[truth_of(m) for m in data["message_ids"]] for data in rewinds] == undone, where
+    assert all(data["reason"].startswith(REWIND) for data in rewinds), where
+    rewound = [entry for entry in entries if entry["rewound"]]
+    assert [truth_of(entry["id"]) for entry in rewound] == [m for ms in undone for m in ms], where
+    assert all(entry["superseded_by"] is None for entry in rewound), where
 
     session = next(s for s in store.sessions() if s["id"] == session_id)
     assert (session["source"], session["model"], session["parent_id"]) == (
@@ -95,7 +100,8 @@ def check_session(
     assert report.status == ("repaired" if "failed" in statuses else "imported"), where
     assert (report.messages, report.active) == (len(history), len(active)), where
     assert report.compactions_failed == statuses.count("failed"), where
-    assert report.compactions_committed == statuses.count("committed") + len(rewinds), where
+    assert report.compactions_committed == statuses.count("committed"), where
+    assert report.rewinds == len(truth["rewinds"]), where
     copies = [
         entry
         for entry in release.truth["rows"].values()

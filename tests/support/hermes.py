@@ -1,7 +1,7 @@
 """Hermes `state.db` stores for tests: the files real Hermes releases wrote and their truth
 (tests/data/hermes), the synthetic schema-31 file, an empty store of a schema, and a session
 written the way Hermes writes it, kept in memory (for the planner) or stored in a file (for
-the importer)."""
+the importer), and the context a plan's steps leave."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 from transcripts import TranscriptStore
 from transcripts.adapters.importers.hermes.reader import HermesSession
 from transcripts.adapters.importers.hermes.rows import decode_row
+from transcripts.adapters.importers.hermes.steps import Append, Compact, Rewind, SessionPlan
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "hermes"
 RELEASES = sorted(
@@ -182,3 +183,20 @@ class HermesHistory:
                 )
         connection.close()
         return path
+
+
+def replayed(plan: SessionPlan) -> list[str]:
+    """The active context a plan's steps leave (planned ids), checking on the way that each
+    committing compaction is based on the context and each rewind takes out its tail."""
+    active: list[str] = []
+    for unit in plan.units:
+        if isinstance(unit, Append):
+            active.append(unit.message["id"])
+        elif isinstance(unit, Compact) and unit.commits:
+            assert active == unit.snapshot
+            active = [m if isinstance(m, str) else str(unit.summary_id) for m in unit.replacement]
+        elif isinstance(unit, Rewind):
+            assert unit.message_ids and active[-len(unit.message_ids) :] == unit.message_ids
+            del active[-len(unit.message_ids) :]
+    assert len(active) == plan.active
+    return active

@@ -1,5 +1,5 @@
 """The Hermes import planner alone: the `messages` rows of one session (HermesRow values, as the
-reader decodes them) become the appends, compactions and failed attempts they evidence.
+reader decodes them) become the appends, compactions, failed attempts and rewinds they evidence.
 
 Rows are written the way Hermes writes them (support/hermes.py): an in-place compaction
 archives the live rows, hides the originals of its tail and re-inserts head, summary and tail
@@ -12,13 +12,14 @@ from transcripts.adapters.importers.hermes.plan import (
     Append,
     Compact,
     Fail,
+    Rewind,
     SessionPlan,
     message_id,
     plan_session,
     row_ranges,
 )
 
-from support.hermes import MERGED, SUMMARY, HermesHistory
+from support.hermes import MERGED, SUMMARY, HermesHistory, replayed
 
 CALL = '[{"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]'
 
@@ -225,25 +226,71 @@ def test_a_summary_carrying_no_copies_over_live_rows_is_an_ordinary_message() ->
     assert result.committed == result.failed == 0
 
 
-def test_a_rewind_imports_the_undone_rows_then_supersedes_them_keeping_every_other() -> None:
+def test_a_rewind_imports_the_undone_rows_then_rewinds_them_as_the_tail_of_the_context() -> None:
     hermes = HermesHistory()
     kept = hermes.turns(4, "kept")
     undone = hermes.rewind(2)
     after = hermes.turns(2, "after")
     result = plan(hermes)
-    assert kinds(result) == ["Append"] * 4 + ["Compact"] + ["Append"] * 2
-    rewind = result.units[4]
-    assert rewind == Compact(
-        reason="Hermes rewind (rows 3–4 undone)",
-        snapshot=planned(kept),
-        replacement=planned(kept[:2]),
-        superseded=planned(undone),
-        summary_id=None,
-        commits=True,
-    )
+    assert kinds(result) == ["Append"] * 4 + ["Rewind"] + ["Append"] * 2
+    assert result.units[4] == Rewind("Hermes rewind (rows 3–4 undone)", planned(undone))
     assert appended(result) == planned([*kept, *after])
-    assert (result.messages, result.active, result.committed) == (6, 4, 1)
-    assert result.notes == ["rows 3–4 were rewound in Hermes: imported, then superseded"]
+    assert (result.messages, result.active) == (6, 4)
+    assert (result.committed, result.failed, result.rewinds) == (0, 0, 1)
+    assert result.notes == ["rows 3–4 were rewound in Hermes: imported, then rewound"]
+    assert replayed(result) == planned([*kept[:2], *after])
+
+
+def test_undos_with_a_live_row_between_them_are_one_rewind_each() -> None:
+    hermes = HermesHistory()
+    hermes.turns(4, "kept")
+    first = hermes.rewind(2)
+    hermes.turns(2, "again")
+    second = hermes.rewind(1)
+    last = hermes.say("user", "last")
+    result = plan(hermes)
+    rewinds = [unit for unit in result.units if isinstance(unit, Rewind)]
+    assert [unit.message_ids for unit in rewinds] == [planned(first), planned(second)]
+    assert kinds(result)[-3:] == ["Append", "Rewind", "Append"]
+    assert result.rewinds == 2
+    assert replayed(result) == planned([1, 2, 5, last])
+
+
+def test_a_rewind_at_the_end_of_the_file_is_the_last_step() -> None:
+    hermes = HermesHistory()
+    hermes.turns(3, "turn")
+    undone = hermes.rewind(1)
+    result = plan(hermes)
+    assert result.units[-1] == Rewind("Hermes rewind (rows 3 undone)", planned(undone))
+    assert (result.messages, result.active, result.rewinds) == (3, 2, 1)
+
+
+def test_rows_undone_before_a_compaction_are_rewound_before_it_and_not_in_its_snapshot() -> None:
+    hermes = HermesHistory()
+    rows = hermes.turns(6, "turn")
+    undone = hermes.rewind(2)
+    hermes.compact(head=1, tail=1, text="after the undo")
+    result = plan(hermes)
+    assert kinds(result) == ["Append"] * 6 + ["Rewind", "Compact"]
+    rewind, compaction = result.units[6:]
+    assert isinstance(rewind, Rewind) and rewind.message_ids == planned(undone)
+    assert isinstance(compaction, Compact) and compaction.snapshot == planned(rows[:4])
+    assert (result.committed, result.rewinds) == (1, 1)
+
+
+def test_an_undo_that_would_leave_a_tool_result_without_its_call_is_kept_and_in_doubt() -> None:
+    hermes = HermesHistory()
+    hermes.say("user", "run it")
+    hermes.say("tool", "done", tool_call_id="c1", tool_name="t")  # its call comes after it
+    hermes.say("assistant", "", tool_calls=CALL)
+    hermes.rewind(1)
+    result = plan(hermes)
+    assert kinds(result) == ["Append"] * 3
+    assert (result.active, result.rewinds) == (3, 0)
+    assert len(result.doubts) == 1
+    assert result.doubts[0].startswith(
+        "rows 3 were rewound in Hermes, but the store cannot take them out of the context"
+    )
 
 
 def test_a_compaction_the_store_would_refuse_is_planned_as_one_that_fails() -> None:

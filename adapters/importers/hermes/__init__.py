@@ -27,7 +27,9 @@ What an import does, per session (parents before their children):
   compaction supersedes exactly the messages its summary replaced (the rows it carried are
   the same messages as their originals); each failed commit of the failed-commit bug
   (hermes-agent#99477) is a failed attempt (failure `storage_error`) whose audit lists what
-  its result would have superseded, and its copies and summary are not imported.
+  its result would have superseded, and its copies and summary are not imported. Each
+  `/undo` (rows neither live nor archived) is one `store.rewind` of those messages, the tail
+  of the context where Hermes undid them: marked rewound in the history, no compaction.
 
 Status per session: `imported`; `repaired` (failed commits found, every copy accounted
 for); `doubtful` (something could not be told; the notes say what and what was kept);

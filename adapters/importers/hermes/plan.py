@@ -25,8 +25,11 @@ id order with the active context planned so far:
   "ok" twice says it twice.
 
 A hidden row (neither live nor archived) was rewound (/undo) unless the next compaction
-carries it in its tail: it is imported, then superseded by a compaction that keeps every
-other message.
+carries it in its tail: it is imported, then taken out of the context by a rewind (a
+`Rewound` event, no compaction). Undo removes the last turn, and so does the plan: each run
+of hidden rows is rewound before the next live row is appended or the next compaction
+commits, so it is always the tail of the active context. Two undos with no live row between
+them leave one run, and are one rewind.
 """
 
 from __future__ import annotations
@@ -36,14 +39,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .... import InvalidMessageError
+from .... import InvalidMessageError, TranscriptError
 from ....domain.compaction import CompactionRejected, check_tool_pairing, pairing_facts
 from ....domain.messages import split_id
+from ....domain.rewind import taken_out
 from .blocks import Block, Tail, match_tail
 from .reader import HermesSession
 from .report import describe_failure, summarise
 from .rows import HermesRow
-from .steps import Append, Compact, Fail, SessionPlan, message_id, row_ranges
+from .steps import Append, Compact, Fail, Rewind, SessionPlan, message_id, row_ranges
 
 
 def plan_session(session: HermesSession) -> SessionPlan:
@@ -263,37 +267,26 @@ class _Planner:
     # -- rewinds ---------------------------------------------------------------------------
 
     def flush_rewind(self) -> None:
+        """Rewind the hidden rows appended since the last live one: the context's tail."""
         if not self.rewound:
             return
-        gone, self.rewound = set(self.rewound), []
-        snapshot = list(self.active)
-        order = [m for m in snapshot if m not in gone]
-        superseded = [m for m in snapshot if m in gone]
-        commits = self.pairing_allows(order, superseded, None, None)
-        rows = row_ranges(self.rows_of[m][0].row_id for m in superseded)
-        self.result.units.append(
-            Compact(
-                reason=f"Hermes rewind (rows {rows} undone)",
-                snapshot=snapshot,
-                replacement=list(order),
-                superseded=superseded,
-                summary_id=None,
-                commits=commits,
+        gone, self.rewound = self.rewound, []
+        kept = self.active[: len(self.active) - len(gone)]
+        assert self.active[len(kept) :] == gone, "a rewind takes out the context's tail"
+        rows = row_ranges(self.rows_of[m][0].row_id for m in gone)
+        try:
+            taken_out(self.active, gone, self.calls, self.answers)
+        except TranscriptError as error:
+            self.result.doubts.append(
+                f"rows {rows} were rewound in Hermes, but the store cannot take them out of "
+                f"the context ({error}); kept in it"
             )
-        )
-        if commits:
-            self.active = order
-            self.forget_pairing(superseded)
-            self.result.committed += 1
-            self.result.notes.append(
-                f"rows {rows} were rewound in Hermes: imported, then superseded"
-            )
-        else:
-            self.result.failed += 1
-            self.result.notes.append(
-                f"the rewind of rows {rows} would leave a tool result without its call; "
-                "the store records it as failed (orphaned_tool_result)"
-            )
+            return
+        self.result.units.append(Rewind(f"Hermes rewind (rows {rows} undone)", gone))
+        self.active = kept
+        self.forget_pairing(gone)
+        self.result.rewinds += 1
+        self.result.notes.append(f"rows {rows} were rewound in Hermes: imported, then rewound")
 
     # -- tool-call pairing, as the store checks it -----------------------------------------
 

@@ -44,7 +44,16 @@ class Fail:
     replacement: list[str | dict[str, Any]]
 
 
-Unit = Append | Compact | Fail
+@dataclass(frozen=True)
+class Rewind:
+    """Take `message_ids`, the last messages of the active context, out of it in one
+    `store.rewind` (Hermes' /undo): they stay in the history, marked rewound."""
+
+    reason: str
+    message_ids: list[str]
+
+
+Unit = Append | Compact | Fail | Rewind
 
 
 @dataclass
@@ -52,8 +61,9 @@ class SessionPlan:
     units: list[Unit] = field(default_factory=list)
     messages: int = 0  # messages in the history once imported
     active: int = 0
-    committed: int = 0
+    committed: int = 0  # compactions
     failed: int = 0
+    rewinds: int = 0
     notes: list[str] = field(default_factory=list)
     doubts: list[str] = field(default_factory=list)  # what the import could not tell
     # Rows, by what the plan found them to be:
