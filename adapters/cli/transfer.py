@@ -37,9 +37,10 @@ def import_hermes_command(store: TranscriptStore, path: Path, dry_run: bool, as_
     faithful history: messages with their tool calls and reasoning, compactions as compaction
     events, parent sessions kept. Copies re-inserted by failed compaction commits (known by
     their content and the shape of a compaction, never by timestamps) are dropped and each
-    failed commit is recorded as a failed attempt. The file is opened read-only; importing it
-    again stores nothing new. Prints a report per session: imported, repaired, doubtful (the
-    notes say what could not be told) or unchanged.
+    failed commit is recorded as a failed attempt; each /undo is a rewind, not a compaction.
+    The file is opened read-only; importing it again stores nothing new. Prints a report per
+    session: imported, repaired, doubtful (the notes say what could not be told) or
+    unchanged.
 
     Example: transcripts import hermes ~/.hermes/state.db --dry-run
     """
