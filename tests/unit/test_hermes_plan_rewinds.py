@@ -52,3 +52,13 @@ def test_every_planned_rewind_takes_out_the_tail_of_the_context_at_that_point(
     plan = plan_session(write(history).session())
     replayed(plan)  # asserts each rewind takes the tail
     assert plan.rewinds == sum(isinstance(unit, Rewind) for unit in plan.units)
+
+
+def test_an_undo_of_every_row_after_a_failed_commit_leaves_an_empty_context() -> None:
+    hermes = HermesHistory()
+    hermes.turns(3, "turn")
+    hermes.compact(head=1, tail=0, text="attempt", commit=False)  # copy 4, summary 5
+    hermes.rewind(2)
+    hermes.rewind(3)  # every row hidden
+    plan = plan_session(hermes.session())
+    assert replayed(plan) == []

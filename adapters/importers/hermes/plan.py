@@ -151,14 +151,12 @@ class _Planner:
 
     def block(self, index: int) -> int:
         summary = self.rows[index]
-        head, self.pending = self.pending, []
-        # Head copies are written with the summary, so they share its state: a row before
-        # them that a commit archived while they stayed live is a message, not a copy.
-        while head and (head[0].live != summary.live or not self.run_matches(head)):
-            self.new_message(head.pop(0))
+        head = self.head_of(summary, self.pending)
+        self.pending = []
         tail, after = self.match(index, len(head))
-        if self.rewound and not set(self.rewound) <= set(tail.ids):
-            self.flush_rewind()
+        while self.rewound and not set(self.rewound) <= set(tail.ids):
+            self.flush_rewind()  # rewound before the compaction: the head may repeat less now
+            head = self.head_of(summary, head)
             tail, after = self.match(index, len(head))
         self.rewound = []  # kept by the tail: the originals of carried rows, not rewound
         block = Block(summary, head, [self.active[i] for i in range(len(head))], tail)
@@ -175,6 +173,16 @@ class _Planner:
         for row in tail.skipped:
             self.result.stray_copies.append(row.row_id)
         return after
+
+    def head_of(self, summary: HermesRow, rows: list[HermesRow]) -> list[HermesRow]:
+        """The held-back rows that are the summary's head; the others are new messages.
+
+        Head copies are written with the summary, so they share its state: a row before them
+        that a commit archived while they stayed live is a message, not a copy."""
+        head = list(rows)
+        while head and (head[0].live != summary.live or not self.run_matches(head)):
+            self.new_message(head.pop(0))
+        return head
 
     def match(self, index: int, floor: int) -> tuple[Tail, int]:
         return match_tail(self.rows, index, self.active, self.identity, self.uncommitted, floor)
