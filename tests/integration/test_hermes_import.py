@@ -1,7 +1,7 @@
 """Importing a Hermes `state.db`: the synthetic schema-31 file's sessions end to end (healthy, compacted,
 corrupted by the failed-commit bug, a rotation), idempotence, dry runs, the read-only source,
 bad files, and Hermes histories written the way Hermes writes them (successive compactions,
-summaries of summaries, rewinds, JSON content)."""
+summaries of summaries, JSON content; rewinds: test_hermes_rewinds.py)."""
 
 from __future__ import annotations
 
@@ -505,46 +505,6 @@ def test_a_failed_commit_a_later_compaction_archived_is_imported_as_committed_wi
     assert active == [*ids("s1", rows[:2]), second["added"][0], *ids("s1", more)]
     assert (report.status, report.messages, report.duplicates_dropped) == ("imported", 10, 0)
     assert any(f"summary rows {failed_summary} had their rows archived" in n for n in report.notes)
-
-
-def test_an_undo_is_imported_as_a_rewind_of_its_rows_not_as_a_compaction(
-    empty_store: TranscriptStore, hermes: HermesHistory, tmp_path: Path
-) -> None:
-    kept = hermes.turns(4, "kept")
-    undone = hermes.rewind(2)
-    after = hermes.turns(2, "after")
-    (report,) = import_hermes(empty_store, hermes.write(tmp_path / "state.db"))
-    assert [m["id"] for m in empty_store.active("s1")] == ids("s1", [*kept[:2], *after])
-    assert empty_store.compactions("s1") == []
-    reason = f"Hermes rewind (rows {undone[0]}–{undone[1]} undone)"
-    rewound = [e for e in empty_store.events("s1") if e["type"] == "Rewound"]
-    assert [e["data"] for e in rewound] == [{"message_ids": ids("s1", undone), "reason": reason}]
-    history = empty_store.history("s1")
-    assert [e["id"] for e in history] == ids("s1", [*kept, *after])
-    assert [e["id"] for e in history if e["rewound"]] == ids("s1", undone)
-    assert all(e["superseded_by"] is None for e in history)
-    explained = empty_store.explain("s1", ids("s1", undone)[0])
-    assert explained["rewound"]["reason"] == reason
-    assert (report.messages, report.active, report.rewinds) == (6, 4, 1)
-    assert (report.compactions_committed, report.compactions_failed) == (0, 0)
-    path = tmp_path / "state.db"
-    assert {r.status for r in import_hermes(empty_store, path, dry_run=True)} == {"unchanged"}
-    events = empty_store.events("s1")
-    assert [r.status for r in import_hermes(empty_store, path)] == ["unchanged"]
-    assert empty_store.events("s1") == events
-
-
-def test_a_session_resumed_after_an_undo_goes_on_from_the_rewound_context(
-    empty_store: TranscriptStore, hermes: HermesHistory, tmp_path: Path
-) -> None:
-    kept = hermes.turns(4, "kept")
-    hermes.rewind(2)
-    import_hermes(empty_store, hermes.write(tmp_path / "first.db"))
-    more = hermes.turns(2, "more")
-    (report,) = import_hermes(empty_store, hermes.write(tmp_path / "later.db"))
-    assert report.status == "imported"
-    assert [m["id"] for m in empty_store.active("s1")] == ids("s1", [*kept[:2], *more])
-    assert [e["type"] for e in empty_store.events("s1")].count("Rewound") == 1
 
 
 def test_json_content_is_decoded_and_text_that_is_not_json_is_kept_with_a_note(

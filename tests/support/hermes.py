@@ -103,6 +103,7 @@ class HermesHistory:
         self.session_id = session_id
         self.clock = itertools.count(1_800_000_000)
         self.rows: list[dict[str, Any]] = []
+        self.copied: dict[int, int] = {}  # copy row id -> the row first holding its message
 
     def say(self, role: str, content: str | None, **columns: Any) -> int:
         """Append a row; its id."""
@@ -143,7 +144,8 @@ class HermesHistory:
         for row_id in rows:
             original = self.rows[row_id - 1]
             copied = {key: original[key] for key in COPIED if key in original}
-            self._insert({**copied, "timestamp": next(self.clock)})  # stamped when written
+            copy = self._insert({**copied, "timestamp": next(self.clock)})  # stamped when written
+            self.copied[copy] = self.copied.get(row_id, row_id)
 
     def rewind(self, n: int) -> list[int]:
         """/undo: hide the last `n` live rows; their ids."""

@@ -237,7 +237,9 @@ def test_a_rewind_imports_the_undone_rows_then_rewinds_them_as_the_tail_of_the_c
     assert appended(result) == planned([*kept, *after])
     assert (result.messages, result.active) == (6, 4)
     assert (result.committed, result.failed, result.rewinds) == (0, 0, 1)
-    assert result.notes == ["rows 3–4 were rewound in Hermes: imported, then rewound"]
+    assert result.notes == [
+        "rows 3–4 were undone in Hermes: their messages are rewound, kept in the history"
+    ]
     assert replayed(result) == planned([*kept[:2], *after])
 
 
@@ -289,7 +291,7 @@ def test_an_undo_that_would_leave_a_tool_result_without_its_call_is_kept_and_in_
     assert (result.active, result.rewinds) == (3, 0)
     assert len(result.doubts) == 1
     assert result.doubts[0].startswith(
-        "rows 3 were rewound in Hermes, but the store cannot take them out of the context"
+        "rows 3 were undone in Hermes, but the store cannot take their messages out of the context"
     )
 
 

@@ -24,12 +24,13 @@ id order with the active context planned so far:
 - any other row is a new message, however much it resembles an earlier one: a user saying
   "ok" twice says it twice.
 
-A hidden row (neither live nor archived) was rewound (/undo) unless the next compaction
-carries it in its tail: it is imported, then taken out of the context by a rewind (a
-`Rewound` event, no compaction). Undo removes the last turn, and so does the plan: each run
-of hidden rows is rewound before the next live row is appended or the next compaction
-commits, so it is always the tail of the active context. Two undos with no live row between
-them leave one run, and are one rewind.
+A hidden row (neither live nor archived) was undone (/undo) unless the next compaction
+carries it in its tail: its message (a new one, imported where it was written, or the one a
+hidden copy carries) is taken out of the context by a rewind (a `Rewound` event, no
+compaction). Undo removes the last turn, and so does the plan: each run of hidden rows is
+rewound before the next live row is appended or the next compaction commits, so its messages
+are always the tail of the active context (hidden copies whose messages are not are kept, in
+doubt). Two undos with no live row between them leave one run, and are one rewind.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ class _Planner:
         self.rows_of: dict[str, list[HermesRow]] = defaultdict(list)
         self.pending: list[HermesRow] = []  # held back: maybe the head of a block
         self.uncommitted: set[str] = set()  # identities of summaries that never committed
-        self.rewound: list[str] = []
+        self.rewound: dict[str, list[int]] = {}  # hidden since the last live row: id -> rows
         self.calls: dict[str, str] = {}
         self.answers: dict[str, str] = {}
 
@@ -127,7 +128,7 @@ class _Planner:
         self.result.units.append(Append({"id": new_id, **content}))
         self.result.messages += 1
         if row.hidden:
-            self.rewound.append(new_id)
+            self.rewound[new_id] = [row.row_id]
         return new_id
 
     def remember(self, new_id: str, row: HermesRow, content: dict[str, Any]) -> None:
@@ -158,16 +159,18 @@ class _Planner:
             self.flush_rewind()  # rewound before the compaction: the head may repeat less now
             head = self.head_of(summary, head)
             tail, after = self.match(index, len(head))
-        self.rewound = []  # kept by the tail: the originals of carried rows, not rewound
         block = Block(summary, head, [self.active[i] for i in range(len(head))], tail)
         if not block.copies:
             self.ordinary(summary)
             return index + 1
         snapshot = list(self.active)
+        summary_id = None
         if any(self.rows_of[m][-1].live for m in snapshot):
-            self.fail(block, snapshot)
+            self.fail(block, snapshot)  # it carries nothing: rows hidden before it stay rewound
         else:
-            self.commit(block, snapshot)
+            self.rewound = {}  # kept by the tail: the originals of carried rows, not rewound
+            summary_id = self.commit(block, snapshot)
+        self.undone_copies(block, summary_id)
         if summary.original is not None and not block.merged_kept:
             self.new_message(summary.original)  # the merged tail message, first written here
         for row in tail.skipped:
@@ -201,11 +204,12 @@ class _Planner:
         self.new_message(replace(summary, message=summary.summary_message()), summary_id)
         self.new_message(summary.original)
 
-    def commit(self, block: Block, snapshot: list[str]) -> None:
+    def commit(self, block: Block, snapshot: list[str]) -> str | None:
+        """Plan the block's commit; the summary's planned id if the store commits it."""
         summary = block.summary
         content = self.valid(summary, summary.summary_message())
         if content is None:
-            return
+            return None
         summary_id = message_id(self.session.id, summary.row_id) + ":summary"
         order = [*block.head_ids, summary_id, *block.tail.ids]
         superseded = [m for m in snapshot if m not in set(block.kept)]
@@ -232,7 +236,7 @@ class _Planner:
                 f"the compaction with summary row {summary.row_id} would leave a tool result "
                 "without its call; the store records it as failed (orphaned_tool_result)"
             )
-            return
+            return None
         for row, kept in zip(block.copies, block.kept, strict=True):
             self.rows_of[kept].append(row if row is not summary.original else summary)
         self.remember(summary_id, summary, content)
@@ -241,10 +245,12 @@ class _Planner:
         self.result.committed += 1
         self.result.messages += 1
         self.result.carried += [row.row_id for row in block.copies]
-        if not any(r.live for r in [summary, *block.copies]):
+        written = [summary, *block.copies]
+        if not any(r.live for r in written) and any(r.archived for r in written):
             self.result.archived_later.append(summary.row_id)
         if summary.original is not None:
             self.result.merged.append(summary.row_id)
+        return summary_id
 
     def fail(self, block: Block, snapshot: list[str]) -> None:
         summary = block.summary
@@ -274,27 +280,56 @@ class _Planner:
 
     # -- rewinds ---------------------------------------------------------------------------
 
+    def undone_copies(self, block: Block, summary_id: str | None) -> None:
+        """Copies in the block that an undo hid since: their messages, the end of the context,
+        are rewound with the hidden rows after them (unless a later compaction carries them).
+        Without a commit (`summary_id` None) only the tail is in the context: the summary is
+        not imported, and hidden head copies carry messages at its start (a doubt)."""
+        carried = list(zip(block.tail.rows, block.tail.ids, strict=True))
+        if summary_id is not None:
+            head = zip(block.head, block.head_ids, strict=True)
+            carried = [*head, (block.summary, summary_id), *carried]
+        hidden = [(row, m) for row, m in carried if row.hidden]
+        ids = [m for _, m in hidden]
+        head_out = summary_id is None and any(row.hidden for row in block.head)
+        if (
+            not head_out
+            and carried[len(carried) - len(hidden) :] == hidden
+            and self.active[len(self.active) - len(ids) :] == ids
+        ):
+            for row, m in hidden:
+                self.rewound.setdefault(m, []).append(row.row_id)
+            return
+        rows = [r.row_id for r in [block.summary, *block.copies] if r.hidden]
+        self.result.doubts.append(
+            f"rows {row_ranges(rows)} are copies an undo hid, but the messages they carry are "
+            "not the end of the context; kept in it"
+        )
+
     def flush_rewind(self) -> None:
-        """Rewind the hidden rows appended since the last live one: the context's tail."""
+        """Rewind the messages of the rows hidden since the last live one: the context's tail."""
         if not self.rewound:
             return
-        gone, self.rewound = self.rewound, []
-        kept = self.active[: len(self.active) - len(gone)]
-        assert self.active[len(kept) :] == gone, "a rewind takes out the context's tail"
-        rows = row_ranges(self.rows_of[m][0].row_id for m in gone)
+        kept = self.active[: len(self.active) - len(self.rewound)]
+        gone = self.active[len(kept) :]
+        assert set(gone) == set(self.rewound), "a rewind takes out the context's tail"
+        rows = row_ranges(row for rows in self.rewound.values() for row in rows)
+        self.rewound = {}
         try:
             taken_out(self.active, gone, self.calls, self.answers)
         except TranscriptError as error:
             self.result.doubts.append(
-                f"rows {rows} were rewound in Hermes, but the store cannot take them out of "
-                f"the context ({error}); kept in it"
+                f"rows {rows} were undone in Hermes, but the store cannot take their messages "
+                f"out of the context ({error}); kept in it"
             )
             return
         self.result.units.append(Rewind(f"Hermes rewind (rows {rows} undone)", gone))
         self.active = kept
         self.forget_pairing(gone)
         self.result.rewinds += 1
-        self.result.notes.append(f"rows {rows} were rewound in Hermes: imported, then rewound")
+        self.result.notes.append(
+            f"rows {rows} were undone in Hermes: their messages are rewound, kept in the history"
+        )
 
     # -- tool-call pairing, as the store checks it -----------------------------------------
 
