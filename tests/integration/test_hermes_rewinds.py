@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from transcripts import TranscriptStore
-from transcripts.adapters.importers.hermes import import_hermes
+from transcripts.adapters.importers.hermes import SessionReport, import_hermes
 
 from support.hermes import HermesHistory
 
@@ -22,6 +21,12 @@ def rewinds(store: TranscriptStore) -> list[dict]:
     return [event["data"] for event in store.events("s1") if event["type"] == "Rewound"]
 
 
+def imported(store: TranscriptStore, hermes: HermesHistory, path: Path) -> SessionReport:
+    """The report of importing `hermes`, written to `path`, into `store`."""
+    (report,) = import_hermes(store, hermes.write(path))
+    return report
+
+
 def stored_again(store: TranscriptStore, path: Path) -> None:
     """Importing `path` again, dry or not, finds the session unchanged and writes nothing."""
     events = store.events("s1")
@@ -30,19 +35,14 @@ def stored_again(store: TranscriptStore, path: Path) -> None:
     assert store.events("s1") == events
 
 
-@pytest.fixture
-def hermes() -> HermesHistory:
-    return HermesHistory()
-
-
 def test_an_undo_is_imported_as_a_rewind_of_its_rows_not_as_a_compaction(
-    store: TranscriptStore, hermes: HermesHistory, tmp_path: Path
+    store: TranscriptStore, tmp_path: Path
 ) -> None:
+    hermes = HermesHistory()
     kept = hermes.turns(4, "kept")
     undone = hermes.rewind(2)
     after = hermes.turns(2, "after")
-    path = hermes.write(tmp_path / "state.db")
-    (report,) = import_hermes(store, path)
+    report = imported(store, hermes, path := tmp_path / "state.db")
     assert [m["id"] for m in store.active("s1")] == ids([*kept[:2], *after])
     assert store.compactions("s1") == []
     reason = f"Hermes rewind (rows {undone[0]}–{undone[1]} undone)"
@@ -58,28 +58,29 @@ def test_an_undo_is_imported_as_a_rewind_of_its_rows_not_as_a_compaction(
 
 
 def test_a_session_resumed_after_an_undo_goes_on_from_the_rewound_context(
-    store: TranscriptStore, hermes: HermesHistory, tmp_path: Path
+    store: TranscriptStore, tmp_path: Path
 ) -> None:
+    hermes = HermesHistory()
     kept = hermes.turns(4, "kept")
     hermes.rewind(2)
-    import_hermes(store, hermes.write(tmp_path / "first.db"))
+    imported(store, hermes, tmp_path / "first.db")
     more = hermes.turns(2, "more")
-    (report,) = import_hermes(store, hermes.write(tmp_path / "later.db"))
+    report = imported(store, hermes, tmp_path / "later.db")
     assert report.status == "imported"
     assert [m["id"] for m in store.active("s1")] == ids([*kept[:2], *more])
     assert len(rewinds(store)) == 1
 
 
 def test_an_undo_right_after_a_compaction_rewinds_the_messages_its_hidden_copies_carry(
-    store: TranscriptStore, hermes: HermesHistory, tmp_path: Path
+    store: TranscriptStore, tmp_path: Path
 ) -> None:
+    hermes = HermesHistory()
     rows = hermes.turns(6, "turn")
     hermes.compact(head=2, tail=2, text="early")  # copies 7-8, summary 9, copies 10-11
     reply = hermes.say("assistant", "reply")
     undone = hermes.rewind(3)  # the tail copies 10-11 and the reply
     after = hermes.turns(2, "after")
-    path = hermes.write(tmp_path / "state.db")
-    (report,) = import_hermes(store, path)
+    report = imported(store, hermes, path := tmp_path / "state.db")
     (compaction,) = store.compactions("s1")
     assert compaction["superseded"] == ids(rows[2:4])
     assert rewinds(store) == [
@@ -97,14 +98,14 @@ def test_an_undo_right_after_a_compaction_rewinds_the_messages_its_hidden_copies
 
 
 def test_an_undo_after_a_failed_commit_rewinds_the_messages_its_hidden_copies_repeat(
-    store: TranscriptStore, hermes: HermesHistory, tmp_path: Path
+    store: TranscriptStore, tmp_path: Path
 ) -> None:
+    hermes = HermesHistory()
     rows = hermes.turns(6, "turn")
     hermes.compact(head=2, tail=2, text="attempt", commit=False)
     hermes.rewind(2)  # the tail copies (of rows 5-6) the failed commit re-inserted
     more = hermes.turns(2, "more")
-    path = hermes.write(tmp_path / "state.db")
-    (report,) = import_hermes(store, path)
+    report = imported(store, hermes, path := tmp_path / "state.db")
     assert [e["status"] for e in store.compactions("s1")] == ["failed"]
     assert [data["message_ids"] for data in rewinds(store)] == [ids(rows[4:])]
     assert [m["id"] for m in store.active("s1")] == ids([*rows[:4], *more])
