@@ -35,9 +35,9 @@ class SessionReport:
     `active` in its context, compactions committed and failed, `duplicates_dropped`, the
     source rows not imported because they are copies (of a message imported already, or of a
     summary that never committed), and `rewinds`, the Hermes undos stored as rewinds (none is
-    a compaction). `status`: imported; repaired (failed commits found,
-    every copy accounted for); doubtful (something the file cannot tell: the notes say what,
-    and what was kept); unchanged (the store holds the session already).
+    a compaction). `status`: imported; repaired (failed commits found, every copy accounted
+    for); doubtful (something the file cannot tell: the notes say what, and what was kept);
+    unchanged (the store holds the session already).
     """
 
     session_id: str
