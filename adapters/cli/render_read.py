@@ -179,7 +179,8 @@ def audit_summary(attempts: Sequence[dict[str, Any]]) -> str:
 
 
 def hermes_report_table(reports: Sequence[Any], *, dry_run: bool) -> Table:
-    """One row per imported Hermes session (`SessionReport`s): what was stored or repaired."""
+    """One row per imported Hermes session (`SessionReport`s): what was stored or repaired;
+    Hermes' undos are rewinds, counted apart from the compactions."""
     title = "Hermes import (dry run: nothing written)" if dry_run else "Hermes import"
     table = Table(title=title)
     table.add_column("session", no_wrap=True)
@@ -187,6 +188,7 @@ def hermes_report_table(reports: Sequence[Any], *, dry_run: bool) -> Table:
     table.add_column("messages", justify="right")
     table.add_column("active", justify="right")
     table.add_column("compactions")
+    table.add_column("rewinds", justify="right")
     table.add_column("dropped", justify="right")
     table.add_column("notes", ratio=1)
     for report in reports:
@@ -199,9 +201,10 @@ def hermes_report_table(reports: Sequence[Any], *, dry_run: bool) -> Table:
             str(report.messages),
             str(report.active),
             compactions,
+            str(report.rewinds),
             str(report.duplicates_dropped),
             "\n".join(report.notes),
-            style="yellow" if report.status == "repaired" else None,
+            style={"repaired": "yellow", "doubtful": "red"}.get(report.status),
         )
     return table
 
@@ -209,8 +212,10 @@ def hermes_report_table(reports: Sequence[Any], *, dry_run: bool) -> Table:
 def hermes_summary(reports: Sequence[Any], *, dry_run: bool) -> str:
     counts = {
         status: sum(report.status == status for report in reports)
-        for status in ("imported", "repaired", "unchanged")
+        for status in ("imported", "repaired", "unchanged", "doubtful")
     }
+    if not counts["doubtful"]:
+        del counts["doubtful"]
     text = f"{plural(len(reports), 'session')}: " + ", ".join(
         f"{count} {status}" for status, count in counts.items()
     )

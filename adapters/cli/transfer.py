@@ -33,11 +33,14 @@ def import_() -> None:
 def import_hermes_command(store: TranscriptStore, path: Path, dry_run: bool, as_json: bool) -> None:
     """Import a Hermes agent session store (state.db), repairing failed-commit corruption.
 
-    Each session gets a faithful history: messages with their tool calls and reasoning,
-    compactions as compaction events, parent sessions kept. Copies re-inserted by failed
-    compaction commits are dropped and each failed commit is recorded as a failed attempt.
+    Reads schema versions 11 to 31 (every hermes-agent release). Each session gets a
+    faithful history: messages with their tool calls and reasoning, compactions as compaction
+    events, parent sessions kept. Copies re-inserted by failed compaction commits (known by
+    their content and the shape of a compaction, never by timestamps) are dropped and each
+    failed commit is recorded as a failed attempt; each /undo is a rewind, not a compaction.
     The file is opened read-only; importing it again stores nothing new. Prints a report per
-    session.
+    session: imported, repaired, doubtful (the notes say what could not be told) or
+    unchanged.
 
     Example: transcripts import hermes ~/.hermes/state.db --dry-run
     """

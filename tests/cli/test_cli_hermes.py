@@ -1,6 +1,7 @@
-"""`import hermes` on the real-format Hermes fixture, then the read commands on what it stored.
+"""`import hermes` on the synthetic schema-31 file and on a file hermes-agent 0.19.0 wrote, then
+the read commands on what it stored.
 
-The report's notes are the importer's words (adapters/hermes_import.py); these tests check
+The report's notes are the importer's words (adapters/importers/hermes); these tests check
 the table around them exactly and the notes only for what they must say.
 """
 
@@ -14,7 +15,7 @@ import pytest
 from click.testing import Result
 
 from support.cli import Run
-from support.hermes import FIXTURE
+from support.hermes import SYNTHETIC as FIXTURE, Release
 
 
 HEALTHY, COMPACTED, CORRUPTED = (
@@ -23,8 +24,6 @@ HEALTHY, COMPACTED, CORRUPTED = (
     "20260831_093000_99477a",
 )
 PARENT, CHILD = "20260901_080000_0a0b0c", "20260901_083000_0d0e0f"
-
-pytestmark = pytest.mark.skipif(not FIXTURE.exists(), reason="the Hermes fixture is not there")
 
 
 def digest(path: Path) -> str:
@@ -53,14 +52,14 @@ def test_a_dry_run_prints_the_report_per_session_and_writes_nothing(run: Run) ->
     report = lines(run("import", "hermes", str(FIXTURE), "--dry-run"))
     assert report[:6] == [
         "                                        Hermes import (dry run: nothing written)",
-        "┏━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
-        "┃ session                ┃ status   ┃ messages ┃ active ┃ compactions   ┃ dropped ┃ notes                              ┃",
-        "┡━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩",
-        "│ 20260829_101500_a1b2c3 │ imported │       59 │     59 │ 0             │       0 │                                    │",
-        "│ 20260830_141200_d4e5f6 │ imported │       55 │     14 │ 1             │       0 │ 5 rows carried past a compaction   │",
+        "┏━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
+        "┃ session                ┃ status   ┃ messages ┃ active ┃ compactions   ┃ rewinds ┃ dropped ┃ notes                    ┃",
+        "┡━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━┩",
+        "│ 20260829_101500_a1b2c3 │ imported │       59 │     59 │ 0             │       0 │       0 │                          │",
+        "│ 20260830_141200_d4e5f6 │ imported │       55 │     14 │ 1             │       0 │       0 │ 5 rows carried past a    │",
     ]  # fmt: skip
     assert any(
-        line.startswith("│ 20260831_093000_99477a │ repaired │       54 │     54 │ 0 (48 failed) │     360 │")
+        line.startswith("│ 20260831_093000_99477a │ repaired │       54 │     54 │ 0 (48 failed) │       0 │     360 │")
         for line in report
     )
     assert report[-1] == "5 sessions: 4 imported, 1 repaired, 0 unchanged (dry run: nothing was written)."
@@ -146,3 +145,25 @@ def test_a_hermes_file_given_as_the_store_is_refused_and_untouched(run: Run) -> 
         f"Error: {FIXTURE} is not a transcript store: it is a SQLite database of another program"
     )
     assert digest(FIXTURE) == before
+
+
+def test_a_file_hermes_0_19_0_wrote_imports_with_its_failed_commits_repaired_and_its_undo_a_rewind(
+    run: Run,
+) -> None:
+    release = Release.load("0.19.0")
+    reports = as_json(run("import", "hermes", str(release.path), "--json"))
+    statuses = {report["session_id"]: report["status"] for report in reports}
+    failing = {s for s, truth in release.sessions.items() if truth["attempts"][-1:] and
+               truth["attempts"][-1]["kind"] == "fail"}  # fmt: skip
+    assert {s for s, status in statuses.items() if status == "repaired"} == failing
+    [undo] = [s for s, truth in release.sessions.items() if truth["rewinds"]]
+    [report] = [report for report in reports if report["session_id"] == undo]
+    assert (report["rewinds"], report["compactions_committed"]) == (1, 0)
+    assert as_json(run("audit", undo, "--json")) == []
+    history = lines(run("history", undo))
+    assert history[0].strip().endswith("(12 messages, 0 compaction attempts, 1 rewind)")
+    assert sum("│ rewound by v10 │" in line for line in history) == 4
+    assert any("│ rewind         │ 4 rewound:" in line for line in history)
+    assert lines(run("import", "hermes", str(release.path)))[-1] == (
+        f"{len(reports)} sessions: 0 imported, 0 repaired, {len(reports)} unchanged."
+    )

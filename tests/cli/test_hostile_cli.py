@@ -91,7 +91,7 @@ def test_importing_a_hermes_store_of_an_unknown_schema_version_is_one_line_and_i
     path = copy("stores/hermes_schema_v99.db", tmp_path)
     assert error_line(run("import", "hermes", str(path))) == (
         f"Error: {path} is a Hermes store of schema version 99, which this importer does not "
-        "read (it reads version 31)"
+        "read (it reads versions 11 to 31)"
     )
     assert path.read_bytes() == (DATA / "stores" / "hermes_schema_v99.db").read_bytes()
     assert_intact(populated, rows)

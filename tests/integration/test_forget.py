@@ -13,6 +13,7 @@ from transcripts import Erasure, SessionErasedError, SessionNotFoundError, Trans
 from transcripts.adapters.importers.hermes import import_hermes
 from transcripts.application.storage import StoreConfig
 
+from support.hermes import Release
 from support.reads import seen
 from support.rows import path_of
 
@@ -321,13 +322,12 @@ def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 def test_importing_a_hermes_file_again_does_not_bring_a_forgotten_session_back(
     sqlite_url: str,
 ) -> None:
-    fixture = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+    source = Release.load("0.19.0").path  # written by the real hermes-agent 0.19.0
     with TranscriptStore.open(sqlite_url) as store:
-        first = import_hermes(store, fixture / "hermes_state_sample.db")
+        first = import_hermes(store, source)
         forgotten = first[0].session_id
         erasure = store.forget(forgotten)
-        again = {report.session_id: report for report in import_hermes(
-            store, fixture / "hermes_state_sample.db")}  # fmt: skip
+        again = {report.session_id: report for report in import_hermes(store, source)}
         assert again[forgotten].status == "unchanged"
         assert again[forgotten].notes == [
             f"erased at {erasure.erased_at:%Y-%m-%d %H:%M:%S} UTC: not imported again"

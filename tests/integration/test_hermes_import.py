@@ -1,7 +1,7 @@
-"""Importing a Hermes `state.db`: the fixture's sessions end to end (healthy, compacted,
+"""Importing a Hermes `state.db`: the synthetic schema-31 file's sessions end to end (healthy, compacted,
 corrupted by the failed-commit bug, a rotation), idempotence, dry runs, the read-only source,
 bad files, and Hermes histories written the way Hermes writes them (successive compactions,
-summaries of summaries, rewinds, JSON content)."""
+summaries of summaries, JSON content; rewinds: test_hermes_rewinds.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import pytest
 from transcripts import TranscriptError, TranscriptStore
 from transcripts.adapters.importers.hermes import HermesImportError, SessionReport, import_hermes
 
-from support.hermes import FIXTURE, HermesHistory, make_hermes
+from support.hermes import SUMMARY, SYNTHETIC as FIXTURE, HermesHistory, make_hermes
 
 HEALTHY = "20260829_101500_a1b2c3"
 COMPACTED = "20260830_141200_d4e5f6"
@@ -238,11 +238,11 @@ def test_each_failed_commit_is_recorded_as_a_failed_attempt_where_it_happened(
     ]
 
 
-def test_a_failed_attempt_audits_its_snapshot_and_says_what_it_would_have_superseded(
+def test_a_failed_attempt_audits_only_what_its_replacement_would_have_superseded(
     store: TranscriptStore,
 ) -> None:
     first = store.compactions(CORRUPTED)[0]
-    assert first["superseded"] == ids(CORRUPTED, range(121, 161))  # the snapshot it was based on
+    assert first["superseded"] == ids(CORRUPTED, range(123, 156))  # not the carried 121-122, 156-160
     assert "hermes-agent#99477" in first["error"]
     assert "head rows 161–162 (copies of 121–122)" in first["error"]
     assert "tail rows 164–168 (copies of 156–160)" in first["error"]
@@ -428,9 +428,10 @@ def test_an_sqlite_file_without_the_hermes_tables_is_not_a_hermes_store(
 def test_an_unknown_schema_version_is_a_clear_error(
     empty_store: TranscriptStore, tmp_path: Path
 ) -> None:
-    path = make_hermes(tmp_path / "state.db", version=32)
-    with pytest.raises(HermesImportError, match="schema version 32.*reads version 31"):
-        import_hermes(empty_store, path)
+    for version in (32, 10):
+        path = make_hermes(tmp_path / f"state_{version}.db", version=version)
+        with pytest.raises(HermesImportError, match=f"version {version}.*reads versions 11 to 31"):
+            import_hermes(empty_store, path)
 
 
 def test_a_missing_file_is_a_clear_error_and_every_import_error_is_a_transcript_error(
@@ -489,42 +490,21 @@ def test_a_failed_commit_then_a_committed_one_records_both_and_keeps_each_messag
     assert (report.status, report.duplicates_dropped) == ("repaired", 4)
 
 
-def test_a_failed_commit_archived_later_by_a_committed_compaction_is_still_a_failed_attempt(
+def test_a_failed_commit_a_later_compaction_archived_is_imported_as_committed_with_a_note(
     empty_store: TranscriptStore, hermes: HermesHistory, tmp_path: Path
 ) -> None:
     rows = hermes.turns(6, "turn")
     failed_summary = hermes.compact(head=2, tail=2, text="attempt one", commit=False)
     more = hermes.turns(2, "more")
-    committed_summary = hermes.compact(head=2, tail=2, text="attempt two")
+    hermes.compact(head=2, tail=2, text="attempt two")
     (report,) = import_hermes(empty_store, hermes.write(tmp_path / "state.db"))
-    failed, committed = empty_store.compactions("s1")
-    assert (failed["status"], failed["reason"]) == (
-        "failed",
-        f"Hermes in-place compaction (summary row {failed_summary})",
-    )
-    assert (committed["status"], committed["reason"]) == (
-        "committed",
-        f"Hermes in-place compaction (summary row {committed_summary})",
-    )
-    assert committed["superseded"] == ids("s1", rows[2:])
+    first, second = empty_store.compactions("s1")
+    assert (first["status"], second["status"]) == ("committed", "committed")
+    assert first["superseded"] == ids("s1", rows[2:4])
     active = [m["id"] for m in empty_store.active("s1")]
-    assert active == [*ids("s1", rows[:2]), committed["added"][0], *ids("s1", more)]
-    assert (report.messages, report.duplicates_dropped) == (9, 4)
-
-
-def test_a_rewind_imports_the_undone_rows_and_supersedes_them(
-    empty_store: TranscriptStore, hermes: HermesHistory, tmp_path: Path
-) -> None:
-    kept = hermes.turns(4, "kept")
-    undone = hermes.rewind(2)
-    after = hermes.turns(2, "after")
-    (report,) = import_hermes(empty_store, hermes.write(tmp_path / "state.db"))
-    assert [m["id"] for m in empty_store.active("s1")] == ids("s1", [*kept[:2], *after])
-    (rewind,) = empty_store.compactions("s1")
-    assert rewind["status"] == "committed"
-    assert rewind["superseded"] == ids("s1", undone)
-    assert rewind["reason"] == f"Hermes rewind (rows {undone[0]}–{undone[1]} undone)"
-    assert (report.messages, report.active) == (6, 4)
+    assert active == [*ids("s1", rows[:2]), second["added"][0], *ids("s1", more)]
+    assert (report.status, report.messages, report.duplicates_dropped) == ("imported", 10, 0)
+    assert any(f"summary rows {failed_summary} had their rows archived" in n for n in report.notes)
 
 
 def test_json_content_is_decoded_and_text_that_is_not_json_is_kept_with_a_note(
@@ -554,3 +534,14 @@ def test_a_compaction_the_store_refuses_is_recorded_as_its_failure(
     assert (entry["status"], entry["failure"]) == ("failed", "orphaned_tool_result")
     assert len(empty_store.active("s1")) == 3
     assert report.compactions_failed == 1
+
+
+def test_a_session_with_something_the_file_cannot_tell_is_reported_doubtful_with_a_note(
+    empty_store: TranscriptStore, hermes: HermesHistory, tmp_path: Path
+) -> None:
+    hermes.turns(2, "before")
+    summary = hermes.say("user", SUMMARY.format("nothing repeats around me"))
+    (report,) = import_hermes(empty_store, hermes.write(tmp_path / "state.db"))
+    assert report.status == "doubtful"
+    assert any(f"row {summary} is a compaction summary" in note for note in report.notes)
+    assert len(empty_store.active("s1")) == 3  # kept as a message

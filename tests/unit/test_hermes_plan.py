@@ -1,5 +1,5 @@
 """The Hermes import planner alone: the `messages` rows of one session (HermesRow values, as the
-reader decodes them) become the appends, compactions and failed attempts they evidence.
+reader decodes them) become the appends, compactions, failed attempts and rewinds they evidence.
 
 Rows are written the way Hermes writes them (support/hermes.py): an in-place compaction
 archives the live rows, hides the originals of its tail and re-inserts head, summary and tail
@@ -12,13 +12,14 @@ from transcripts.adapters.importers.hermes.plan import (
     Append,
     Compact,
     Fail,
+    Rewind,
     SessionPlan,
     message_id,
     plan_session,
     row_ranges,
 )
 
-from support.hermes import SUMMARY, HermesHistory
+from support.hermes import MERGED, SUMMARY, HermesHistory, replayed
 
 CALL = '[{"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]'
 
@@ -81,10 +82,10 @@ def test_a_committed_compaction_keeps_the_carried_head_and_tail_and_supersedes_t
     assert compaction.reason == f"Hermes in-place compaction (summary row {summary_row})"
     assert compaction.snapshot == planned(rows)
     assert compaction.superseded == planned(rows[2:4])
-    assert compaction.summary_id == message_id("s1", summary_row)
+    assert compaction.summary_id == message_id("s1", summary_row) + ":summary"
     assert compaction.replacement == [
         *planned(rows[:2]),
-        {"role": "user", "content": SUMMARY.format("early"), "timestamp": 1_800_000_006},
+        {"role": "user", "content": SUMMARY.format("early"), "timestamp": 1_800_000_008},
         *planned(rows[4:]),
     ]
     assert compaction.commits is True
@@ -110,7 +111,7 @@ def test_a_second_compaction_summarises_the_first_summary_with_the_messages_afte
         *planned(later),
     ]
     assert two.superseded == [
-        message_id("s1", first_summary),
+        message_id("s1", first_summary) + ":summary",
         *planned(first[4:]),
         *planned(later[:3]),
     ]
@@ -158,21 +159,46 @@ def test_copies_reinserted_while_their_originals_are_live_are_a_failed_attempt_n
     ]
 
 
-def test_a_failed_commit_archived_later_by_a_committed_one_is_still_a_failed_attempt() -> None:
+def test_a_failed_commit_a_later_compaction_archived_cannot_be_told_from_a_commit() -> None:
     hermes = HermesHistory()
     rows = hermes.turns(6, "turn")
-    hermes.compact(head=2, tail=2, text="attempt one", commit=False)
-    more = hermes.turns(2, "more")
-    committed_row = hermes.compact(head=2, tail=2, text="attempt two")
+    failed_row = hermes.compact(head=2, tail=2, text="attempt one", commit=False)
+    hermes.turns(2, "more")
+    hermes.compact(head=2, tail=2, text="attempt two")
     result = plan(hermes)
-    assert kinds(result) == ["Append"] * 6 + ["Fail"] + ["Append"] * 2 + ["Compact"]
-    compaction = result.units[-1]
-    assert isinstance(compaction, Compact) and compaction.commits
-    assert compaction.summary_id == message_id("s1", committed_row)
-    assert compaction.superseded == planned(rows[2:])
-    assert compaction.replacement[:2] == planned(rows[:2])
-    assert compaction.replacement[3:] == planned(more)
-    assert (result.messages, result.active, result.duplicates_dropped) == (9, 5, 4)
+    assert kinds(result) == ["Append"] * 6 + ["Compact"] + ["Append"] * 2 + ["Compact"]
+    assert appended(result) == planned([*rows, 12, 13])  # the copies are never messages
+    assert (result.committed, result.failed, result.duplicates_dropped) == (2, 0, 0)
+    assert any(f"summary rows {failed_row} had their rows archived" in n for n in result.notes)
+
+
+def test_a_user_saying_the_same_thing_twice_says_it_twice() -> None:
+    hermes = HermesHistory()
+    hermes.say("user", "ok")
+    hermes.say("assistant", "Done.")
+    hermes.say("user", "ok")
+    hermes.say("tool", "same output", tool_call_id="c1", tool_name="t")
+    hermes.say("tool", "same output", tool_call_id="c1", tool_name="t")
+    result = plan(hermes)
+    assert appended(result) == planned([1, 2, 3, 4, 5])
+    assert (result.duplicates_dropped, result.repaired) == (0, False)
+
+
+def test_a_summary_merged_into_the_first_tail_message_keeps_that_message_once() -> None:
+    hermes = HermesHistory()
+    rows = hermes.turns(6, "turn")
+    hermes.compact(head=0, tail=2, text="merged")
+    merged = hermes.rows[-2]
+    merged["content"] = MERGED.format(merged["content"], SUMMARY.format("merged"))
+    merged.pop("_compressed_summary", None)
+    hermes.rows.pop(-3)  # the standalone summary: merged into the first tail copy instead
+    result = plan(hermes)
+    [compaction] = [unit for unit in result.units if isinstance(unit, Compact)]
+    assert compaction.superseded == planned(rows[:4])
+    summary = compaction.replacement[0]
+    assert isinstance(summary, dict) and summary["content"] == SUMMARY.format("merged")
+    assert compaction.replacement[1:] == planned(rows[4:])
+    assert appended(result) == planned(rows)
 
 
 def test_repeated_failed_commits_are_one_failed_attempt_each() -> None:
@@ -200,25 +226,73 @@ def test_a_summary_carrying_no_copies_over_live_rows_is_an_ordinary_message() ->
     assert result.committed == result.failed == 0
 
 
-def test_a_rewind_imports_the_undone_rows_then_supersedes_them_keeping_every_other() -> None:
+def test_a_rewind_imports_the_undone_rows_then_rewinds_them_as_the_tail_of_the_context() -> None:
     hermes = HermesHistory()
     kept = hermes.turns(4, "kept")
     undone = hermes.rewind(2)
     after = hermes.turns(2, "after")
     result = plan(hermes)
-    assert kinds(result) == ["Append"] * 4 + ["Compact"] + ["Append"] * 2
-    rewind = result.units[4]
-    assert rewind == Compact(
-        reason="Hermes rewind (rows 3–4 undone)",
-        snapshot=planned(kept),
-        replacement=planned(kept[:2]),
-        superseded=planned(undone),
-        summary_id=None,
-        commits=True,
-    )
+    assert kinds(result) == ["Append"] * 4 + ["Rewind"] + ["Append"] * 2
+    assert result.units[4] == Rewind("Hermes rewind (rows 3–4 undone)", planned(undone))
     assert appended(result) == planned([*kept, *after])
-    assert (result.messages, result.active, result.committed) == (6, 4, 1)
-    assert result.notes == ["rows 3–4 were rewound in Hermes: imported, then superseded"]
+    assert (result.messages, result.active) == (6, 4)
+    assert (result.committed, result.failed, result.rewinds) == (0, 0, 1)
+    assert result.notes == [
+        "rows 3–4 were undone in Hermes: their messages are rewound, kept in the history"
+    ]
+    assert replayed(result) == planned([*kept[:2], *after])
+
+
+def test_undos_with_a_live_row_between_them_are_one_rewind_each() -> None:
+    hermes = HermesHistory()
+    hermes.turns(4, "kept")
+    first = hermes.rewind(2)
+    hermes.turns(2, "again")
+    second = hermes.rewind(1)
+    last = hermes.say("user", "last")
+    result = plan(hermes)
+    rewinds = [unit for unit in result.units if isinstance(unit, Rewind)]
+    assert [unit.message_ids for unit in rewinds] == [planned(first), planned(second)]
+    assert kinds(result)[-3:] == ["Append", "Rewind", "Append"]
+    assert result.rewinds == 2
+    assert replayed(result) == planned([1, 2, 5, last])
+
+
+def test_a_rewind_at_the_end_of_the_file_is_the_last_step() -> None:
+    hermes = HermesHistory()
+    hermes.turns(3, "turn")
+    undone = hermes.rewind(1)
+    result = plan(hermes)
+    assert result.units[-1] == Rewind("Hermes rewind (rows 3 undone)", planned(undone))
+    assert (result.messages, result.active, result.rewinds) == (3, 2, 1)
+
+
+def test_rows_undone_before_a_compaction_are_rewound_before_it_and_not_in_its_snapshot() -> None:
+    hermes = HermesHistory()
+    rows = hermes.turns(6, "turn")
+    undone = hermes.rewind(2)
+    hermes.compact(head=1, tail=1, text="after the undo")
+    result = plan(hermes)
+    assert kinds(result) == ["Append"] * 6 + ["Rewind", "Compact"]
+    rewind, compaction = result.units[6:]
+    assert isinstance(rewind, Rewind) and rewind.message_ids == planned(undone)
+    assert isinstance(compaction, Compact) and compaction.snapshot == planned(rows[:4])
+    assert (result.committed, result.rewinds) == (1, 1)
+
+
+def test_an_undo_that_would_leave_a_tool_result_without_its_call_is_kept_and_in_doubt() -> None:
+    hermes = HermesHistory()
+    hermes.say("user", "run it")
+    hermes.say("tool", "done", tool_call_id="c1", tool_name="t")  # its call comes after it
+    hermes.say("assistant", "", tool_calls=CALL)
+    hermes.rewind(1)
+    result = plan(hermes)
+    assert kinds(result) == ["Append"] * 3
+    assert (result.active, result.rewinds) == (3, 0)
+    assert len(result.doubts) == 1
+    assert result.doubts[0].startswith(
+        "rows 3 were undone in Hermes, but the store cannot take their messages out of the context"
+    )
 
 
 def test_a_compaction_the_store_would_refuse_is_planned_as_one_that_fails() -> None:
@@ -249,3 +323,40 @@ def test_a_row_the_store_cannot_take_is_left_out_with_a_note() -> None:
 def test_row_ranges_joins_consecutive_rows() -> None:
     assert row_ranges([7, 1, 2, 3, 3, 9, 10]) == "1–3, 7, 9–10"
     assert row_ranges([]) == ""
+
+
+def test_a_summary_nothing_around_repeats_outside_a_rotation_child_is_kept_and_in_doubt() -> None:
+    hermes = HermesHistory()
+    hermes.turns(2, "before")
+    summary = hermes.say("user", SUMMARY.format("who knows"))
+    result = plan(hermes)
+    assert appended(result) == planned([1, 2, summary])
+    assert result.doubts == [
+        f"row {summary} is a compaction summary, but no row around it repeats the context; "
+        "kept as a message"
+    ]
+    assert plan(hermes, parent_id="parent").doubts == []  # a rotation child's handoff
+
+
+def test_a_later_copy_of_a_summary_that_never_committed_is_not_a_message() -> None:
+    hermes = HermesHistory()
+    rows = hermes.turns(6, "turn")
+    failed = hermes.compact(head=2, tail=2, text="attempt", commit=False)
+    hermes.copy([failed])  # carried again, as a later head or tail would carry it
+    more = hermes.turns(2, "more")
+    result = plan(hermes)
+    assert appended(result) == planned([*rows, *more])
+    assert result.stray_copies == [failed + 3]
+    assert result.repaired
+
+
+def test_a_message_repeating_the_first_one_right_before_a_commit_stays_a_message() -> None:
+    hermes = HermesHistory()
+    rows = hermes.turns(6, "turn")
+    again = hermes.say("user", "turn 0")  # the user says the first thing again
+    hermes.compact(head=0, tail=2, text="later")  # archives it; no head copy
+    result = plan(hermes)
+    [compaction] = [unit for unit in result.units if isinstance(unit, Compact)]
+    assert appended(result) == planned([*rows, again])
+    assert compaction.superseded == planned([*rows[:5]])
+    assert compaction.replacement[1:] == planned([rows[5], again])

@@ -7,13 +7,11 @@
         for report in import_hermes(store, "~/.hermes/state.db", dry_run=True):
             print(report.session_id, report.status, report.notes)
 
-Schema versions: this importer reads Hermes schema version 31 (`SUPPORTED_SCHEMA_VERSIONS`),
-the version whose `sessions` and `messages` columns and `active` / `compacted` flag meanings
-it was written and tested against. Any other version is refused with `HermesImportError`
-rather than guessed at: Hermes migrates its schema often, and a flag read wrongly would
-import a plausible but false history. To accept another version, check its columns and flag
-semantics against `reader` and add it to the set. A file that is not SQLite, or has no
-`schema_version`, `sessions` or `messages` table, is refused the same way.
+Schema versions 11 to 31 are read (`SUPPORTED_SCHEMA_VERSIONS`): every published release
+(0.13.0 writes 11, 0.19.0 writes 22) and upstream's development schemas up to 31. Columns
+are read where present and treated as absent otherwise (`reader`); any other version is
+refused with `HermesImportError` naming the versions read, as is a file that is not SQLite,
+or has no `schema_version`, `sessions` or `messages` table.
 
 What an import does, per session (parents before their children):
 - `Started` with the session's source, model, parent session (rotations keep their lineage)
@@ -24,23 +22,22 @@ What an import does, per session (parents before their children):
   `"\\x00json:"` content and JSON columns decoded, tool calls, tool call ids, tool names,
   reasoning fields, finish_reason and timestamp kept; NULL columns and storage bookkeeping
   (flags, display ordering, row uids) dropped;
-- compactions, failed commits and rewinds as `plan` describes. A committed in-place
-  compaction supersedes exactly the messages its summary replaced: the rows it carried in
-  its head and tail are the same messages as their originals (kept, never stored twice),
-  even though Hermes archives the head's originals; successive compactions, summaries of
-  summaries included, are successive events. Each failed commit of the failed-commit bug
-  (hermes-agent#99477) is recorded where it happened as a failed attempt with failure
-  `storage_error` (writing the compacted context failed: Hermes records errors such as
-  "database is locked"), and its re-inserted copies and summary are not imported.
+- compactions, failed commits and rewinds as `plan` describes: copies are recognised by
+  their content and the shape of what a compaction writes, never by timestamps. A committed
+  compaction supersedes exactly the messages its summary replaced (the rows it carried are
+  the same messages as their originals); each failed commit of the failed-commit bug
+  (hermes-agent#99477) is a failed attempt (failure `storage_error`) whose audit lists what
+  its result would have superseded, and its copies and summary are not imported. Each
+  `/undo` (rows neither live nor archived) is one `store.rewind` of those messages, the tail
+  of the context where Hermes undid them: marked rewound in the history, no compaction.
 
-Importing the same file again stores nothing new (status "unchanged"); a session that went
-on in Hermes since is resumed. The file is opened read-only and never changed. Message rows
-of sessions missing from `sessions` are not imported.
-
-Limits of the store's API: event times are the import's (the Hermes timestamps are kept as
-message keys and metadata), a summary added by a compaction gets an id from the store
-(`msg_...`), and a failed attempt's audit lists its whole snapshot as what it would have
-superseded (its error text says what the attempt itself would have superseded).
+Status per session: `imported`; `repaired` (failed commits found, every copy accounted
+for); `doubtful` (something could not be told; the notes say what and what was kept);
+`unchanged` (the store holds it already). Importing the same file again stores nothing new;
+a session that went on in Hermes since is resumed. The file is opened read-only and never
+changed. Message rows of sessions missing from `sessions` are not imported. Event times are
+the import's (the Hermes timestamps are kept as message keys and metadata), and a summary
+added by a compaction gets an id from the store (`msg_...`).
 """
 
 from __future__ import annotations

@@ -19,9 +19,9 @@ from ....domain.compaction import STORAGE_ERROR
 from ....domain.messages import content_hash, split_id
 from .plan import plan_session
 from .reader import HermesFile, HermesImportError, HermesSession
-from .steps import Append, Compact, Fail, SessionPlan, Unit
+from .steps import Append, Compact, Fail, Rewind, SessionPlan, Unit
 
-Status = Literal["imported", "unchanged", "repaired"]
+Status = Literal["imported", "unchanged", "repaired", "doubtful"]
 Progress = Callable[[int, int], None]
 
 _BATCH = 500
@@ -32,8 +32,12 @@ class SessionReport:
     """What importing one Hermes session did (or would do, in a dry run).
 
     Counts describe the session as stored once imported: `messages` in its history,
-    `active` in its context, compactions committed and failed, and `duplicates_dropped`,
-    the source rows not imported because they repeat a message imported already.
+    `active` in its context, compactions committed and failed, `duplicates_dropped`, the
+    source rows not imported because they are copies (of a message imported already, or of a
+    summary that never committed), and `rewinds`, the Hermes undos stored as rewinds (none is
+    a compaction). `status`: imported; repaired (failed commits found, every copy accounted
+    for); doubtful (something the file cannot tell: the notes say what, and what was kept);
+    unchanged (the store holds the session already).
     """
 
     session_id: str
@@ -43,6 +47,7 @@ class SessionReport:
     compactions_committed: int
     compactions_failed: int
     duplicates_dropped: int
+    rewinds: int
     notes: list[str] = field(default_factory=list)
 
 
@@ -124,7 +129,7 @@ def _resume_point(store: TranscriptStore, session: HermesSession, plan: SessionP
     if erased or events and done == len(plan.units):
         status: Status = "unchanged"
     else:
-        status = "repaired" if plan.repaired else "imported"
+        status = "doubtful" if plan.doubts else "repaired" if plan.repaired else "imported"
     report = SessionReport(
         session_id=session.id,
         status=status,
@@ -133,6 +138,7 @@ def _resume_point(store: TranscriptStore, session: HermesSession, plan: SessionP
         compactions_committed=plan.committed,
         compactions_failed=plan.failed,
         duplicates_dropped=plan.duplicates_dropped,
+        rewinds=plan.rewinds,
         notes=notes,
     )
     return _Resume(bool(events), done, ids, report)
@@ -161,6 +167,12 @@ def _matches(event: dict[str, Any], unit: Unit, ids: dict[str, str]) -> bool:
             event["type"] == "MessageAppended"
             and data["message_id"] == message_id
             and data["content_hash"] == content_hash(content)
+        )
+    if isinstance(unit, Rewind):
+        return (
+            event["type"] == "Rewound"
+            and data["message_ids"] == [ids.get(m, m) for m in unit.message_ids]
+            and data["reason"] == unit.reason
         )
     if isinstance(unit, Fail) or not unit.commits:
         return event["type"] == "CompactionFailed" and data["reason"] == unit.reason
@@ -193,7 +205,9 @@ def _write(store: TranscriptStore, session: HermesSession, plan: SessionPlan, at
         if batch:
             store.append(session.id, batch)
             batch = []
-        if not isinstance(unit, Append):
+        if isinstance(unit, Rewind):
+            _rewind(store, session.id, unit, at.ids)
+        elif not isinstance(unit, Append):
             _compact(store, session.id, unit, at.ids)
     if batch:
         store.append(session.id, batch)
@@ -205,15 +219,14 @@ def _compact(
     attempt = store.begin_compaction(session_id)
     snapshot = [message["id"] for message in attempt.messages]
     if snapshot != [ids.get(m, m) for m in unit.snapshot]:
-        raise HermesImportError(
-            f"session {session_id!r} changed in the store while it was imported "
-            f"({unit.reason}); import the file again to resume"
-        )
-    if isinstance(unit, Fail):
-        store.fail_compaction(attempt, unit.error, failure=STORAGE_ERROR, reason=unit.reason)
-        return
+        raise _changed(session_id, unit.reason)
     stored = {message["id"]: message for message in attempt.messages}
     replacement = [stored[ids.get(m, m)] if isinstance(m, str) else m for m in unit.replacement]
+    if isinstance(unit, Fail):
+        store.fail_compaction(
+            attempt, unit.error, failure=STORAGE_ERROR, reason=unit.reason, replacement=replacement
+        )
+        return
     result = store.commit_compaction(
         attempt,
         replacement,
@@ -229,3 +242,20 @@ def _compact(
     if result.committed and unit.summary_id is not None:
         position = next(i for i, m in enumerate(unit.replacement) if not isinstance(m, str))
         ids[unit.summary_id] = result.messages[position]["id"]
+
+
+def _rewind(store: TranscriptStore, session_id: str, unit: Rewind, ids: dict[str, str]) -> None:
+    """Take the planned messages out; they must be the store's active tail, so that a
+    rewind of that many takes out exactly them."""
+    planned = [ids.get(m, m) for m in unit.message_ids]
+    active = [message["id"] for message in store.active(session_id)]
+    if active[max(len(active) - len(planned), 0) :] != planned:
+        raise _changed(session_id, unit.reason)
+    store.rewind(session_id, count=len(planned), reason=unit.reason)
+
+
+def _changed(session_id: str, reason: str) -> HermesImportError:
+    return HermesImportError(
+        f"session {session_id!r} changed in the store while it was imported ({reason}); "
+        "import the file again to resume"
+    )

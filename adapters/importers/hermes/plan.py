@@ -1,168 +1,218 @@
 """Planning the import of one Hermes session: which messages, compactions and failed attempts
 its rows evidence, in order. Pure: no store and no I/O.
 
-Walking the rows in id order, each row is one of:
-- a *copy*: its role, content, tool fields and timestamp repeat an earlier row's. Hermes
-  re-inserts the rows a compaction carries (head and tail) as new rows; a copy is the same
-  message as its original and is never imported twice;
-- a *summary* (`_compressed_summary`, or content starting `[CONTEXT COMPACTION` /
-  `[CONTEXT SUMMARY]:`), opening a *block*: the copies just before it (the carried head, a
-  prefix of the active messages), the summary, the copies just after it (the carried tail, a
-  suffix of the active messages);
-- a new message.
+Copies are recognised by what they are, never by when they were written: Hermes stamps the
+time of the write on a copy (or the stored time, in a resumed session), so timestamps prove
+nothing. What a compaction writes has a shape: one burst of rows holding copies of the
+first messages of the active context (the *head*), a summary row, and copies of its last
+messages (the *tail*; the first of them may carry the summary merged into it). A committed
+in-place compaction writes that burst after archiving the live rows; the failed-commit bug
+(hermes-agent#99477) flushes the same list on top of the live rows. So, walking the rows in
+id order with the active context planned so far:
 
-A block is a compaction whose snapshot is the active list planned so far:
-- *committed* when no earlier row of any snapshot message is still live (Hermes archives
-  every row of the context it compacts) and the originals of its tail are hidden: the
-  summary replaces exactly the messages neither carried in the head nor in the tail;
-- *failed* when the block carries copies while the snapshot's rows are still live (the
-  failed-commit bug, hermes-agent#99477, re-inserted the uncommitted list on top of the live
-  rows), or were archived only later, by a compaction that did commit (the originals of
-  the failed block's tail are then archived, not hidden). The attempt is recorded as
-  failed; its copies and summary are not imported;
-- otherwise (no copies, rows still live: a rotation child's handoff summary) the summary is
-  an ordinary message.
-A hidden row (neither live nor archived) that no later row copies was rewound (/undo): it is
-imported, then superseded by a compaction that keeps every other message.
+- a run of rows repeating the start of the active context, content for content, is held
+  back: it is a head if a summary row follows it, else it is new messages after all;
+- a summary row opens a *block*: the held-back head, the summary, and the longest run of
+  rows after it repeating the end of the active context (the tail; rows after the tail are
+  new messages). With no head and no tail (a rotation child's handoff, say) the summary is
+  an ordinary message;
+- a block whose context still has a live row failed (a commit archives every live row): it
+  is recorded as a failed attempt whose audit lists only what its result would have
+  superseded, and its copies and summary are not imported (copies of that summary, found
+  later in a head or a tail, neither). Otherwise it committed: its summary supersedes
+  exactly the messages neither carried in the head nor in the tail;
+- any other row is a new message, however much it resembles an earlier one: a user saying
+  "ok" twice says it twice.
+
+A hidden row (neither live nor archived) was undone (/undo) unless the next compaction
+carries it in its tail: its message (a new one, imported where it was written, or the one a
+hidden copy carries) is taken out of the context by a rewind (a `Rewound` event, no
+compaction). Undo removes the last turn, and so does the plan: each run of hidden rows is
+rewound before the next live row is appended or the next compaction commits, so its messages
+are always the tail of the active context (hidden copies whose messages are not are kept, in
+doubt). Two undos with no live row between them leave one run, and are one rewind.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import Any
 
-from .... import InvalidMessageError
+from .... import InvalidMessageError, TranscriptError
 from ....domain.compaction import CompactionRejected, check_tool_pairing, pairing_facts
 from ....domain.messages import split_id
-from .reader import HermesRow, HermesSession
-from .steps import Append, Compact, Fail, SessionPlan, message_id, row_ranges
+from ....domain.rewind import taken_out
+from .blocks import Block, Tail, match_tail
+from .reader import HermesSession
+from .report import describe_failure, summarise
+from .rows import HermesRow
+from .steps import Append, Compact, Fail, Rewind, SessionPlan, message_id, row_ranges
 
 
 def plan_session(session: HermesSession) -> SessionPlan:
     return _Planner(session).plan()
 
 
-@dataclass
-class _Block:
-    summary: HermesRow
-    head: list[tuple[HermesRow, str]]
-    run: list[tuple[HermesRow, str]] = field(default_factory=list)  # copies after the summary
-
-
 class _Planner:
     def __init__(self, session: HermesSession) -> None:
         self.session = session
+        self.rows = session.rows
         self.result = SessionPlan(notes=list(session.problems))
         self.active: list[str] = []
         self.contents: dict[str, dict[str, Any]] = {}
+        self.identity: dict[str, str] = {}
         self.rows_of: dict[str, list[HermesRow]] = defaultdict(list)
-        self.first: dict[tuple[Any, ...], str] = {}
-        self.copied = {i for i, n in Counter(r.identity for r in session.rows).items() if n > 1}
-        self.pending: list[tuple[HermesRow, str]] = []
-        self.block: _Block | None = None
-        self.rewound: list[str] = []
+        self.pending: list[HermesRow] = []  # held back: maybe the head of a block
+        self.uncommitted: set[str] = set()  # identities of summaries that never committed
+        self.rewound: dict[str, list[int]] = {}  # hidden since the last live row: id -> rows
         self.calls: dict[str, str] = {}
         self.answers: dict[str, str] = {}
-        self.carried: list[int] = []
-        self.strays: list[int] = []
-        self.failed_blocks: list[int] = []
 
     def plan(self) -> SessionPlan:
-        for row in self.session.rows:
-            self.step(row)
-        self.close_block()
-        self.drop_strays(self.pending)
+        index = 0
+        while index < len(self.rows):
+            index = self.step(index)
+        self.settle(None)
         self.flush_rewind()
-        self.summarise()
+        self.result.active = len(self.active)
+        summarise(self.result, self.session)
         return self.result
 
-    def step(self, row: HermesRow) -> None:
-        original = self.first.get(row.identity)
-        rewound = (
-            original is None and not row.summary and row.hidden and row.identity not in self.copied
-        )
-        if not rewound:
-            self.flush_rewind()
-        if original is not None:
-            self.rows_of[original].append(row)
-            if self.block is not None:
-                self.block.run.append((row, original))
-            else:
-                self.pending.append((row, original))
-            return
-        self.close_block()
-        if row.summary:
-            self.block = _Block(row, self.pending)
-            self.pending = []
-            return
-        self.drop_strays(self.pending)
-        if self.append(row) and rewound:
-            self.rewound.append(self.first[row.identity])
+    def step(self, index: int) -> int:
+        row = self.rows[index]
+        if row.identity in self.uncommitted:  # a copy of a summary that never committed
+            self.result.stray_copies.append(row.row_id)
+            return index + 1
+        if row.summary and not self.extends_head(row):
+            return self.block(index)
+        if not self.extends_head(row):
+            self.settle(row)
+        if self.extends_head(row):
+            self.pending.append(row)
+        else:
+            self.new_message(row)
+        return index + 1
 
-    def append(self, row: HermesRow) -> bool:
-        content = self.valid(row)
+    # -- held-back rows --------------------------------------------------------------------
+
+    def extends_head(self, row: HermesRow) -> bool:
+        position = len(self.pending)
+        return position < len(self.active) and row.identity == self.identity[self.active[position]]
+
+    def settle(self, row: HermesRow | None) -> None:
+        """The held-back rows that no longer repeat the context's start with `row` are new
+        messages, oldest first."""
+        while self.pending:
+            self.new_message(self.pending.pop(0))
+            if row is not None and self.run_matches([*self.pending, row]):
+                return
+
+    def run_matches(self, rows: Sequence[HermesRow]) -> bool:
+        return len(rows) <= len(self.active) and all(
+            r.identity == self.identity[m] for r, m in zip(rows, self.active, strict=False)
+        )
+
+    # -- messages --------------------------------------------------------------------------
+
+    def new_message(self, row: HermesRow, planned: str | None = None) -> str | None:
+        if not row.hidden:
+            self.flush_rewind()
+        content = self.valid(row, row.message)
         if content is None:
-            return False
-        new_id = message_id(self.session.id, row.row_id)
-        self.first[row.identity] = new_id
-        self.rows_of[new_id].append(row)
-        self.contents[new_id] = content
+            return None
+        new_id = planned or message_id(self.session.id, row.row_id)
+        self.remember(new_id, row, content)
         self.active.append(new_id)
-        self.note_pairing(new_id, content)
         self.result.units.append(Append({"id": new_id, **content}))
         self.result.messages += 1
-        return True
+        if row.hidden:
+            self.rewound[new_id] = [row.row_id]
+        return new_id
 
-    def valid(self, row: HermesRow) -> dict[str, Any] | None:
-        """The row's message content, if the store can take it (problems become notes)."""
+    def remember(self, new_id: str, row: HermesRow, content: dict[str, Any]) -> None:
+        self.identity[new_id] = row.identity
+        self.rows_of[new_id].append(row)
+        self.contents[new_id] = content
+        calls, answers = pairing_facts(new_id, content)
+        self.calls.update(calls)
+        self.answers.update(answers)
+
+    def valid(self, row: HermesRow, message: dict[str, Any]) -> dict[str, Any] | None:
+        """The message's content, if the store can take it (problems become notes)."""
         self.result.notes.extend(row.problems)
         try:
-            return split_id(row.message)[1]
+            return split_id(message)[1]
         except InvalidMessageError as error:
             self.result.notes.append(f"row {row.row_id} not imported: {error}")
             return None
 
     # -- compaction blocks -----------------------------------------------------------------
 
-    def close_block(self) -> None:
-        block, self.block = self.block, None
-        if block is None:
-            return
-        head, strays = _split_head(block.head, self.active)
-        tail, rest = _split_tail(block.run, self.active)
-        self.drop_strays(strays)
-        self.pending = rest
+    def block(self, index: int) -> int:
+        summary = self.rows[index]
+        head = self.head_of(summary, self.pending)
+        self.pending = []
+        tail, after = self.match(index, len(head))
+        while self.rewound and not set(self.rewound) <= set(tail.ids):
+            self.flush_rewind()  # rewound before the compaction: the head may repeat less now
+            head = self.head_of(summary, head)
+            tail, after = self.match(index, len(head))
+        block = Block(summary, head, [self.active[i] for i in range(len(head))], tail)
+        if not block.copies:
+            self.ordinary(summary)
+            return index + 1
         snapshot = list(self.active)
-        before = head[0][0].row_id if head else block.summary.row_id  # the block's first row
-        earlier = {m: [r for r in self.rows_of[m] if r.row_id < before] for m in snapshot}
-        live = any(r.active for rows in earlier.values() for r in rows)
-        # A commit hides the originals of its tail; a failed attempt's stay live, or are
-        # archived by a later compaction that did commit ("swept").
-        swept = any(not earlier[m][-1].hidden for _, m in tail)
-        if snapshot and not live and not swept:
-            self.commit(block.summary, snapshot, head, tail)
-        elif (head or tail) and (live or swept):
-            self.fail(block, snapshot, head, tail)
+        summary_id = None
+        if any(self.rows_of[m][-1].live for m in snapshot):
+            self.fail(block, snapshot)  # it carries nothing: rows hidden before it stay rewound
         else:
-            self.drop_strays([*head, *tail])
-            self.append(block.summary)
+            self.rewound = {}  # kept by the tail: the originals of carried rows, not rewound
+            summary_id = self.commit(block, snapshot)
+        self.undone_copies(block, summary_id)
+        if summary.original is not None and not block.merged_kept:
+            self.new_message(summary.original)  # the merged tail message, first written here
+        for row in tail.skipped:
+            self.result.stray_copies.append(row.row_id)
+        return after
 
-    def commit(
-        self,
-        summary: HermesRow,
-        snapshot: list[str],
-        head: list[tuple[HermesRow, str]],
-        tail: list[tuple[HermesRow, str]],
-    ) -> None:
-        content = self.valid(summary)
-        if content is None:
+    def head_of(self, summary: HermesRow, rows: list[HermesRow]) -> list[HermesRow]:
+        """The held-back rows that are the summary's head; the others are new messages.
+
+        Head copies are written with the summary, so they share its state: a row before them
+        that a commit archived while they stayed live is a message, not a copy."""
+        head = list(rows)
+        while head and (head[0].live != summary.live or not self.run_matches(head)):
+            self.new_message(head.pop(0))
+        return head
+
+    def match(self, index: int, floor: int) -> tuple[Tail, int]:
+        return match_tail(self.rows, index, self.active, self.identity, self.uncommitted, floor)
+
+    def ordinary(self, summary: HermesRow) -> None:
+        """A summary nothing around repeats: a rotation child's handoff, or one in doubt."""
+        if self.active and self.session.parent_id is None:
+            self.result.doubts.append(
+                f"row {summary.row_id} is a compaction summary, but no row around it repeats "
+                "the context; kept as a message"
+            )
+        if summary.original is None:
+            self.new_message(summary)
             return
-        summary_id = message_id(self.session.id, summary.row_id)
-        kept = {m for _, m in [*head, *tail]}
-        superseded = [m for m in snapshot if m not in kept]
-        order = [m for _, m in head] + [summary_id] + [m for _, m in tail]
+        summary_id = message_id(self.session.id, summary.row_id) + ":summary"
+        self.new_message(replace(summary, message=summary.summary_message()), summary_id)
+        self.new_message(summary.original)
+
+    def commit(self, block: Block, snapshot: list[str]) -> str | None:
+        """Plan the block's commit; the summary's planned id if the store commits it."""
+        summary = block.summary
+        content = self.valid(summary, summary.summary_message())
+        if content is None:
+            return None
+        summary_id = message_id(self.session.id, summary.row_id) + ":summary"
+        order = [*block.head_ids, summary_id, *block.tail.ids]
+        superseded = [m for m in snapshot if m not in set(block.kept)]
         commits = self.pairing_allows(order, superseded, summary_id, content)
         contents = {**self.contents, summary_id: content}
         self.result.units.append(
@@ -179,106 +229,109 @@ class _Planner:
         )
         if not commits:
             self.result.failed += 1
-            self.result.duplicates_dropped += len(head) + len(tail)
+            self.result.copies_dropped += [
+                r.row_id for r in block.copies if r is not summary.original
+            ]
             self.result.notes.append(
                 f"the compaction with summary row {summary.row_id} would leave a tool result "
                 "without its call; the store records it as failed (orphaned_tool_result)"
             )
-            return
-        self.first[summary.identity] = summary_id
-        self.rows_of[summary_id].append(summary)
-        self.contents[summary_id] = content
-        self.note_pairing(summary_id, content)
+            return None
+        for row, kept in zip(block.copies, block.kept, strict=True):
+            self.rows_of[kept].append(row if row is not summary.original else summary)
+        self.remember(summary_id, summary, content)
         self.forget_pairing(superseded)
         self.active = order
         self.result.committed += 1
         self.result.messages += 1
-        self.carried += [r.row_id for r, _ in [*head, *tail]]
+        self.result.carried += [row.row_id for row in block.copies]
+        written = [summary, *block.copies]
+        if not any(r.live for r in written) and any(r.archived for r in written):
+            self.result.archived_later.append(summary.row_id)
+        if summary.original is not None:
+            self.result.merged.append(summary.row_id)
+        return summary_id
 
-    def fail(
-        self,
-        block: _Block,
-        snapshot: list[str],
-        head: list[tuple[HermesRow, str]],
-        tail: list[tuple[HermesRow, str]],
-    ) -> None:
-        summary = block.summary.row_id
-        copies = [r.row_id for r, _ in [*head, *tail]]
-        kept = {m for _, m in [*head, *tail]}
+    def fail(self, block: Block, snapshot: list[str]) -> None:
+        summary = block.summary
+        content = summary.summary_message()
+        kept = set(block.kept)
         superseded = [m for m in snapshot if m not in kept]
-        originals = [self.rows_of[m][0].row_id for m in superseded]
-        error = (
-            "Hermes could not commit this in-place compaction and re-inserted its uncommitted "
-            "list on top of the live rows (the failed-commit bug, hermes-agent#99477): "
-            f"{_carried('head', head)}, summary row {summary}, {_carried('tail', tail)}. "
-            f"Committed, it would have superseded {len(superseded)} of the {len(snapshot)} "
-            f"active messages (rows {row_ranges(originals) or 'none'}). "
-            "Repaired on import: the copies and the summary were not imported."
+        first_row = {m: rows[0].row_id for m, rows in self.rows_of.items()}
+        error = describe_failure(
+            block,
+            len(snapshot),
+            [first_row[m] for m in superseded],
+            first_row,
+            self.session.last_compression_error,
         )
-        if self.session.last_compression_error:
-            error += (
-                " The session's last recorded compaction error: "
-                f"{self.session.last_compression_error}"
-            )
         self.result.units.append(
             Fail(
-                reason=f"Hermes in-place compaction (summary row {summary})",
+                reason=f"Hermes in-place compaction (summary row {summary.row_id})",
                 snapshot=snapshot,
                 error=error,
+                replacement=[*block.head_ids, content, *block.tail.ids],
             )
         )
+        self.uncommitted.add(summary.identity)
         self.result.failed += 1
-        self.result.duplicates_dropped += len(copies)
-        self.result.repaired = True
-        self.failed_blocks.append(summary)
+        self.result.failed_blocks.append(summary.row_id)
+        self.result.copies_dropped += [r.row_id for r in block.copies if r is not summary.original]
+
+    # -- rewinds ---------------------------------------------------------------------------
+
+    def undone_copies(self, block: Block, summary_id: str | None) -> None:
+        """Copies in the block that an undo hid since: their messages, the end of the context,
+        are rewound with the hidden rows after them (unless a later compaction carries them).
+        Without a commit (`summary_id` None) only the tail is in the context: the summary is
+        not imported, and hidden head copies carry messages at its start (a doubt)."""
+        carried = list(zip(block.tail.rows, block.tail.ids, strict=True))
+        if summary_id is not None:
+            head = zip(block.head, block.head_ids, strict=True)
+            carried = [*head, (block.summary, summary_id), *carried]
+        hidden = [(row, m) for row, m in carried if row.hidden]
+        ids = [m for _, m in hidden]
+        head_out = summary_id is None and any(row.hidden for row in block.head)
+        if (
+            not head_out
+            and carried[len(carried) - len(hidden) :] == hidden
+            and self.active[len(self.active) - len(ids) :] == ids
+        ):
+            for row, m in hidden:
+                self.rewound.setdefault(m, []).append(row.row_id)
+            return
+        rows = [r.row_id for r in [block.summary, *block.copies] if r.hidden]
+        self.result.doubts.append(
+            f"rows {row_ranges(rows)} are copies an undo hid, but the messages they carry are "
+            "not the end of the context; kept in it"
+        )
 
     def flush_rewind(self) -> None:
+        """Rewind the messages of the rows hidden since the last live one: the context's tail."""
         if not self.rewound:
             return
-        gone, self.rewound = set(self.rewound), []
-        snapshot = list(self.active)
-        order = [m for m in snapshot if m not in gone]
-        superseded = [m for m in snapshot if m in gone]
-        commits = self.pairing_allows(order, superseded, None, None)
-        rows = row_ranges(self.rows_of[m][0].row_id for m in superseded)
-        self.result.units.append(
-            Compact(
-                reason=f"Hermes rewind (rows {rows} undone)",
-                snapshot=snapshot,
-                replacement=list(order),
-                superseded=superseded,
-                summary_id=None,
-                commits=commits,
+        kept = self.active[: len(self.active) - len(self.rewound)]
+        gone = self.active[len(kept) :]
+        assert set(gone) == set(self.rewound), "a rewind takes out the context's tail"
+        rows = row_ranges(row for rows in self.rewound.values() for row in rows)
+        self.rewound = {}
+        try:
+            taken_out(self.active, gone, self.calls, self.answers)
+        except TranscriptError as error:
+            self.result.doubts.append(
+                f"rows {rows} were undone in Hermes, but the store cannot take their messages "
+                f"out of the context ({error}); kept in it"
             )
+            return
+        self.result.units.append(Rewind(f"Hermes rewind (rows {rows} undone)", gone))
+        self.active = kept
+        self.forget_pairing(gone)
+        self.result.rewinds += 1
+        self.result.notes.append(
+            f"rows {rows} were undone in Hermes: their messages are rewound, kept in the history"
         )
-        if commits:
-            self.active = order
-            self.forget_pairing(superseded)
-            self.result.committed += 1
-            self.result.notes.append(
-                f"rows {rows} were rewound in Hermes: imported, then superseded"
-            )
-        else:
-            self.result.failed += 1
-            self.result.notes.append(
-                f"the rewind of rows {rows} would leave a tool result without its call; "
-                "the store records it as failed (orphaned_tool_result)"
-            )
-
-    def drop_strays(self, copies: Sequence[tuple[HermesRow, str]]) -> None:
-        if copies:
-            self.strays += [row.row_id for row, _ in copies]
-            self.result.duplicates_dropped += len(copies)
-            self.result.repaired = True
-        if copies is self.pending:
-            self.pending = []
 
     # -- tool-call pairing, as the store checks it -----------------------------------------
-
-    def note_pairing(self, message: str, content: dict[str, Any]) -> None:
-        calls, answers = pairing_facts(message, content)
-        self.calls.update(calls)
-        self.answers.update(answers)
 
     def forget_pairing(self, gone: Iterable[str]) -> None:
         removed = set(gone)
@@ -302,66 +355,6 @@ class _Planner:
         except CompactionRejected:
             return False
         return True
-
-    # -- the report ------------------------------------------------------------------------
-
-    def summarise(self) -> None:
-        result = self.result
-        result.active = len(self.active)
-        if self.failed_blocks:
-            result.notes.append(
-                f"{len(self.failed_blocks)} failed in-place compaction commits "
-                "(hermes-agent#99477) recorded as failed attempts; their "
-                f"{result.duplicates_dropped - len(self.strays)} re-inserted copies and "
-                f"{len(self.failed_blocks)} uncommitted summaries (rows "
-                f"{row_ranges(self.failed_blocks)}) were not imported"
-            )
-        if self.strays:
-            result.notes.append(
-                f"{len(self.strays)} duplicate rows (copies of rows already imported) "
-                f"were not imported: rows {row_ranges(self.strays)}"
-            )
-        if self.carried:
-            result.notes.append(
-                f"{len(self.carried)} rows carried past a compaction are the same messages "
-                f"as their originals: rows {row_ranges(self.carried)}"
-            )
-        meta = self.session.metadata.get("session_meta", [])
-        if meta:
-            result.notes.append(f"{len(meta)} session_meta rows kept as session metadata")
-
-
-def _split_head(
-    copies: list[tuple[HermesRow, str]], active: list[str]
-) -> tuple[list[tuple[HermesRow, str]], list[tuple[HermesRow, str]]]:
-    """(head, strays): the longest run ending the copies that repeats the active list's start."""
-    for start in range(len(copies) + 1):
-        ids = [m for _, m in copies[start:]]
-        if ids == active[: len(ids)]:
-            return copies[start:], copies[:start]
-    return [], copies  # unreachable: the empty run always matches
-
-
-def _split_tail(
-    copies: list[tuple[HermesRow, str]], active: list[str]
-) -> tuple[list[tuple[HermesRow, str]], list[tuple[HermesRow, str]]]:
-    """(tail, rest): the longest run starting the copies that repeats the active list's end."""
-    for end in range(len(copies), 0, -1):
-        ids = [m for _, m in copies[:end]]
-        if end <= len(active) and ids == active[len(active) - end :]:
-            return copies[:end], copies[end:]
-    return [], copies
-
-
-def _carried(part: str, copies: list[tuple[HermesRow, str]]) -> str:
-    if not copies:
-        return f"no {part}"
-    rows = row_ranges(r.row_id for r, _ in copies)
-    return f"{part} rows {rows} (copies of {row_ranges(_row(m) for _, m in copies)})"
-
-
-def _row(planned_id: str) -> int:
-    return int(planned_id.rsplit("-", 1)[1])
 
 
 def _tokens(contents: dict[str, dict[str, Any]], ids: Sequence[str]) -> int | None:

@@ -4,63 +4,31 @@ The file is opened with SQLite's `mode=ro` and never written. A WAL-mode file wi
 beside it (no Hermes process has it open) is opened `immutable=1` as well, because a
 read-only connection to a WAL database would otherwise leave `-wal`/`-shm` files behind.
 
-Only schema versions in `SUPPORTED_SCHEMA_VERSIONS` are read (see the package docstring).
-Rows come back decoded: `"\\x00json:"` text and the JSON columns become JSON values, NULL
-columns and storage bookkeeping (flags, display ordering, row uids) are dropped.
+Schema versions 11 to 31 are read (`SUPPORTED_SCHEMA_VERSIONS`). Hermes adds columns by
+reconciling its tables with the code that opens them, so which columns a file has depends on
+the release that last opened it, not only on its version: every column is read if present
+and treated as absent otherwise (no `active`: every row live; no `compacted`: nothing
+archived; no `_compressed_summary`: a summary is known by its content; no
+`system_prompt_hash`: the prompt is the `system_prompt` column). Only `sessions` (id,
+source, started_at) and `messages` (id, session_id, role, content, timestamp) are required.
+Rows come back decoded (see `rows`).
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .... import TranscriptError
+from .rows import JSON_COLUMNS, HermesRow, decode_json, decode_row
 
-SUPPORTED_SCHEMA_VERSIONS = frozenset({31})
-
-JSON_PREFIX = "\x00json:"
-SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
-
-# Message columns that are storage bookkeeping, not part of a message.
-BOOKKEEPING = frozenset(
-    {
-        "id",
-        "session_id",
-        "active",
-        "compacted",
-        "_compressed_summary",
-        "observed",
-        "display_identity",
-        "display_order",
-        "message_uid",
-        "absorbed_message_uids",
-        "tool_call_uids",
-        "tool_call_uid",
-    }
-)
-# Columns that hold JSON text (besides any "\x00json:" text).
-JSON_COLUMNS = frozenset(
-    {
-        "tool_calls",
-        "reasoning_details",
-        "codex_reasoning_items",
-        "codex_message_items",
-        "display_metadata",
-        "model_config",
-        "origin_json",
-        "tool_names",
-    }
-)
-# The columns whose values make two rows the same message: a row re-inserted by a
-# compaction (or by a failed one) repeats all of them, timestamp included.
-IDENTITY = ("role", "content", "tool_calls", "tool_call_id", "tool_name", "timestamp")
+SUPPORTED_SCHEMA_VERSIONS = frozenset(range(11, 32))
 
 REQUIRED_COLUMNS = {
-    "sessions": {"id", "source", "model", "parent_session_id", "started_at", "system_prompt_hash"},
-    "messages": {"id", "session_id", "role", "content", "timestamp", "active", "compacted"},
+    "sessions": {"id", "source", "started_at"},
+    "messages": {"id", "session_id", "role", "content", "timestamp"},
 }
 TOKEN_COLUMNS = {
     "input_tokens": "input",
@@ -75,24 +43,6 @@ STARTED_FIELDS = frozenset({"id", "source", "model", "parent_session_id", "syste
 
 class HermesImportError(TranscriptError):
     """The file is not a Hermes store, or of a schema version this importer does not read."""
-
-
-@dataclass(frozen=True)
-class HermesRow:
-    """One `messages` row: its decoded message and the flags that tell its state."""
-
-    row_id: int
-    message: dict[str, Any]  # role and every kept column, decoded
-    identity: tuple[Any, ...]
-    active: bool
-    compacted: bool
-    summary: bool  # a compaction summary (flag or content prefix)
-    problems: tuple[str, ...] = ()
-
-    @property
-    def hidden(self) -> bool:
-        """Neither live nor archived: rewound, or the original of a carried tail row."""
-        return not self.active and not self.compacted
 
 
 @dataclass(frozen=True)
@@ -226,54 +176,6 @@ class HermesFile:
             raise HermesImportError(f"cannot read {self.path}: {error}") from error
 
 
-def decode_row(row: sqlite3.Row) -> HermesRow:
-    """A `messages` row as a message: NULL columns and bookkeeping dropped, JSON decoded."""
-    message: dict[str, Any] = {}
-    problems: list[str] = []
-    for key in row.keys():
-        value = row[key]
-        if value is None or key in BOOKKEEPING:
-            continue
-        if isinstance(value, bytes):
-            problems.append(f"row {row['id']}: column {key} holds binary data; not imported")
-            continue
-        if isinstance(value, str) and (key in JSON_COLUMNS or value.startswith(JSON_PREFIX)):
-            value, ok = decode_json(value)
-            if not ok:
-                problems.append(f"row {row['id']}: {key} is not valid JSON; kept as text")
-        message[key] = value
-    content = row["content"]
-    summary = bool(_column(row, "_compressed_summary")) or (
-        isinstance(content, str) and content.startswith(SUMMARY_PREFIXES)
-    )
-    return HermesRow(
-        row_id=row["id"],
-        message=message,
-        identity=tuple(_column(row, key) for key in IDENTITY),
-        active=bool(row["active"]),
-        compacted=bool(row["compacted"]),
-        summary=summary,
-        problems=tuple(problems),
-    )
-
-
-def decode_json(text: str) -> tuple[Any, bool]:
-    """(value, True) for JSON text (with or without the "\\x00json:" prefix), else (text, False)."""
-    raw = text.removeprefix(JSON_PREFIX)
-    try:
-        return json.loads(raw, parse_constant=_reject_constant), True
-    except ValueError:
-        return text, False
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _column(row: sqlite3.Row, key: str) -> Any:
-    return row[key] if key in row.keys() else None
-
-
 def _connect_read_only(path: Path) -> sqlite3.Connection:
     if not path.is_file():
         raise HermesImportError(f"{path}: no such file")
@@ -314,10 +216,10 @@ def _check_schema(connection: sqlite3.Connection, path: Path) -> int:
             )
         version = versions[0]
         if version not in SUPPORTED_SCHEMA_VERSIONS:
-            supported = ", ".join(str(v) for v in sorted(SUPPORTED_SCHEMA_VERSIONS))
             raise HermesImportError(
                 f"{path} is a Hermes store of schema version {version}, which this importer "
-                f"does not read (it reads version {supported})"
+                f"does not read (it reads versions {min(SUPPORTED_SCHEMA_VERSIONS)} to "
+                f"{max(SUPPORTED_SCHEMA_VERSIONS)})"
             )
         for table, required in REQUIRED_COLUMNS.items():
             columns = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}

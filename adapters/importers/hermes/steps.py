@@ -35,14 +35,25 @@ class Compact:
 
 @dataclass(frozen=True)
 class Fail:
-    """Begin a compaction and record it as failed (failure code `storage_error`)."""
+    """Begin a compaction and record it as failed (failure code `storage_error`); the audit
+    lists what `replacement` (kept ids and the summary) would have superseded."""
 
     reason: str
     snapshot: list[str]
     error: str
+    replacement: list[str | dict[str, Any]]
 
 
-Unit = Append | Compact | Fail
+@dataclass(frozen=True)
+class Rewind:
+    """Take `message_ids`, the last messages of the active context, out of it in one
+    `store.rewind` (Hermes' /undo): they stay in the history, marked rewound."""
+
+    reason: str
+    message_ids: list[str]
+
+
+Unit = Append | Compact | Fail | Rewind
 
 
 @dataclass
@@ -50,11 +61,26 @@ class SessionPlan:
     units: list[Unit] = field(default_factory=list)
     messages: int = 0  # messages in the history once imported
     active: int = 0
-    committed: int = 0
+    committed: int = 0  # compactions
     failed: int = 0
-    duplicates_dropped: int = 0
-    repaired: bool = False
+    rewinds: int = 0
     notes: list[str] = field(default_factory=list)
+    doubts: list[str] = field(default_factory=list)  # what the import could not tell
+    # Rows, by what the plan found them to be:
+    failed_blocks: list[int] = field(default_factory=list)  # summaries of failed commits
+    copies_dropped: list[int] = field(default_factory=list)  # their head and tail copies
+    stray_copies: list[int] = field(default_factory=list)  # copies of uncommitted summaries
+    carried: list[int] = field(default_factory=list)  # copies a committed compaction kept
+    merged: list[int] = field(default_factory=list)  # committed summaries merged into a message
+    archived_later: list[int] = field(default_factory=list)  # committed, rows archived since
+
+    @property
+    def duplicates_dropped(self) -> int:
+        return len(self.copies_dropped) + len(self.stray_copies)
+
+    @property
+    def repaired(self) -> bool:
+        return bool(self.failed_blocks or self.stray_copies)
 
 
 def message_id(session_id: str, row_id: int) -> str:

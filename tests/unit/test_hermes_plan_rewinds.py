@@ -1,0 +1,123 @@
+"""The Hermes import planner on histories mixing turns, tool calls, /undo and in-place
+compactions (committed or failing), written the way Hermes writes them: every rewind it plans
+takes out the tail of the context at that point, and a message whose rows an undo hid (none
+of them live) is out of the context the plan leaves, or the plan says it could not tell."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from transcripts.adapters.importers.hermes.plan import Rewind, message_id, plan_session
+
+from support.hermes import HermesHistory, replayed
+
+Operation = tuple[str, int, int, bool]
+
+
+def planned(rows: list[int]) -> list[str]:
+    return [message_id("s1", row) for row in rows]
+
+
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("turns"), st.integers(1, 4), st.just(0), st.just(False)),
+        st.tuples(st.just("tool"), st.just(0), st.just(0), st.just(False)),
+        st.tuples(st.just("undo"), st.integers(1, 3), st.just(0), st.just(False)),
+        st.tuples(st.just("compact"), st.integers(0, 2), st.integers(0, 2), st.booleans()),
+    ),
+    max_size=12,
+)
+
+
+def write(history: list[Operation], hide_tails: bool = False) -> HermesHistory:
+    """The rows Hermes writes for `history`; each turn and tool call says something new.
+    `hide_tails`: commits hide the originals of their tail, as the synthetic schema-31 file
+    shows (rows an undo did not hide, so only the first test uses it)."""
+    hermes = HermesHistory()
+    for number, (kind, a, b, commit) in enumerate(history):
+        live = len(hermes.live())
+        if kind == "turns":
+            hermes.turns(a, f"turn {number}")
+        elif kind == "tool":
+            call = [{"id": f"c{number}", "type": "function", "function": {"name": "t"}}]
+            hermes.say("assistant", "", tool_calls=json.dumps(call))
+            hermes.say("tool", f"output {number}", tool_call_id=f"c{number}", tool_name="t")
+        elif kind == "undo" and live >= a:
+            hermes.rewind(a)
+        elif kind == "compact" and live > a + b:
+            summary = f"summary {number}"
+            hermes.compact(head=a, tail=b, text=summary, commit=commit, hide_tail=hide_tails)
+    return hermes
+
+
+@settings(max_examples=300, deadline=None)
+@given(operations, st.booleans())
+def test_every_planned_rewind_takes_out_the_tail_of_the_context_at_that_point(
+    history: list[Operation], hide_tails: bool
+) -> None:
+    plan = plan_session(write(history, hide_tails).session())
+    replayed(plan)  # asserts each rewind takes the tail
+    assert plan.rewinds == sum(isinstance(unit, Rewind) for unit in plan.units)
+
+
+@settings(max_examples=300, deadline=None)
+@given(operations)
+def test_a_message_whose_rows_an_undo_hid_and_none_is_live_is_out_of_the_context_or_in_doubt(
+    history: list[Operation],
+) -> None:
+    hermes = write(history)
+    plan = plan_session(hermes.session())
+    active = set(replayed(plan))
+    rows_of: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for row in hermes.rows:
+        rows_of[hermes.copied.get(row["id"], row["id"])].append(row)
+    for first, rows in rows_of.items():
+        undone = any(not row["active"] and not row["compacted"] for row in rows)
+        if undone and not any(row["active"] for row in rows):
+            assert message_id("s1", first) not in active or plan.doubts  # kept, and said
+
+
+def test_an_undo_after_a_compaction_rewinds_what_its_hidden_tail_copies_carry_and_after() -> None:
+    hermes = HermesHistory()
+    rows = hermes.turns(6, "turn")
+    hermes.compact(head=2, tail=2, text="early")  # copies 7-8, summary 9, copies 10-11
+    reply = hermes.say("assistant", "reply")
+    assert hermes.rewind(2) == [11, reply]  # the last tail copy and the reply
+    after = hermes.turns(2, "after")
+    plan = plan_session(hermes.session())
+    rewinds = [unit for unit in plan.units if isinstance(unit, Rewind)]
+    assert rewinds == [Rewind(f"Hermes rewind (rows 11–{reply} undone)", planned([rows[5], reply]))]
+    assert replayed(plan)[-3:] == planned([rows[4], *after])
+    assert plan.doubts == []
+
+
+def test_an_undo_after_a_failed_commit_rewinds_the_messages_its_hidden_copies_repeat() -> None:
+    hermes = HermesHistory()
+    rows = hermes.turns(6, "turn")
+    hermes.compact(head=2, tail=2, text="attempt", commit=False)
+    assert hermes.rewind(1) == [11]  # a copy of row 6, re-inserted by the failed commit
+    more = hermes.turns(2, "more")
+    plan = plan_session(hermes.session())
+    assert [type(unit).__name__ for unit in plan.units][6:] == [
+        "Fail",
+        "Rewind",
+        "Append",
+        "Append",
+    ]
+    assert plan.units[7] == Rewind("Hermes rewind (rows 11 undone)", planned([rows[5]]))
+    assert replayed(plan) == planned([*rows[:5], *more])
+
+
+def test_an_undo_of_every_row_after_a_failed_commit_leaves_an_empty_context() -> None:
+    hermes = HermesHistory()
+    hermes.turns(3, "turn")
+    hermes.compact(head=1, tail=0, text="attempt", commit=False)  # copy 4, summary 5
+    hermes.rewind(2)
+    hermes.rewind(3)  # every row hidden
+    plan = plan_session(hermes.session())
+    assert replayed(plan) == []
