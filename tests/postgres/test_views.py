@@ -143,6 +143,26 @@ def test_a_view_row_repeating_a_key_is_refused_as_on_sqlite_even_with_the_longes
         assert store.verify_projections().ok
 
 
+def test_a_store_of_a_release_without_the_id_digest_keys_is_rebuilt_with_them_on_open(
+    postgres_url: str,
+) -> None:
+    """An older release's store: no `transcripts_id_key` function, no keys on it, older
+    view versions. Opening it rebuilds the views, which creates them."""
+    with TranscriptStore.open(postgres_url) as store:
+        write_some(store)
+        active = store.active("s1")
+    digest_keys = "SELECT indexname FROM pg_indexes WHERE right(indexname, 4) = '_key' ORDER BY 1"
+    keys = sql(postgres_url, digest_keys)
+    assert ("message_history_message_key",) in keys
+    sql(postgres_url, "DROP FUNCTION transcripts_id_key CASCADE")  # and the keys on it
+    sql(postgres_url, "UPDATE view_versions SET version = 2 WHERE view = 'message_history'")
+    assert sql(postgres_url, digest_keys) == [("sessions_transcript_id_key",)]
+    with TranscriptStore.open(postgres_url) as store:
+        assert store.active("s1") == active
+        assert store.verify_projections().ok
+    assert sql(postgres_url, digest_keys) == keys
+
+
 def test_a_corrupted_stored_event_is_quarantined_and_the_other_sessions_are_projected(
     postgres_url: str,
 ) -> None:

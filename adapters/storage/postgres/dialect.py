@@ -37,6 +37,13 @@ from psycopg.adapt import Loader
 from ..sql.dialect import Dialect
 from ..sql.schema import LIVE, NEXT, REBUILD_SUFFIX, ColumnTypes
 
+# The SHA-256 of an id's UTF-8 bytes, for keys. IMMUTABLE, as index expressions must be:
+# `convert_to` is only STABLE because it reads the database's encoding, which never changes.
+ID_DIGEST_FUNCTION = (
+    "CREATE OR REPLACE FUNCTION transcripts_id_key(id text) RETURNS bytea "
+    "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE "
+    "AS $$ SELECT sha256(convert_to(id, 'UTF8')) $$"
+)
 POSTGRES_COLUMNS = ColumnTypes(
     text='TEXT COLLATE "C"',
     long_text="TEXT",
@@ -44,14 +51,8 @@ POSTGRES_COLUMNS = ColumnTypes(
     boolean="BOOLEAN",
     json="JSON",
     time="TIMESTAMPTZ",
-    id_digest="transcripts_id_key",  # a btree entry holds at most 2,704 bytes: see below
-)
-# The SHA-256 of an id's UTF-8 bytes, for keys. IMMUTABLE, as index expressions must be:
-# `convert_to` is only STABLE because it reads the database's encoding, which never changes.
-ID_DIGEST_FUNCTION = (
-    "CREATE OR REPLACE FUNCTION transcripts_id_key(id text) RETURNS bytea "
-    "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE "
-    "AS $$ SELECT sha256(convert_to(id, 'UTF8')) $$"
+    id_digest="transcripts_id_key",  # a btree entry holds at most 2,704 bytes: see above
+    functions=(ID_DIGEST_FUNCTION,),  # created with the tables, and by every rebuild
 )
 
 
@@ -136,7 +137,6 @@ class PostgresDialect(Dialect):
     def create_tables(self, statements: Sequence[str]) -> None:
         self.tracker.create_table()
         with self.writing() as c:
-            c.execute(ID_DIGEST_FUNCTION)
             for statement in statements:
                 c.execute(statement)
 

@@ -46,9 +46,12 @@ class ColumnTypes:
     # characters of any text (a btree index entry's limit): ids are then looked up through
     # hash indexes and made unique by keys on their digests. None: ids are keys themselves.
     id_digest: str | None = None
+    # The statements (idempotent) creating the SQL functions the schema uses: `id_digest`.
+    functions: tuple[str, ...] = ()
 
     def create_statements(self, tables: Tables) -> list[str]:
-        """The view tables, then the indexes of their ids (where they are not keys)."""
+        """The functions the schema uses, the view tables, then the indexes of their ids
+        (where they are not keys): what a new store and a rebuild create."""
         t, long, i, b, j, at = (
             self.text,
             self.long_text,
@@ -67,6 +70,7 @@ class ColumnTypes:
         )
         attempt_keys = ", UNIQUE (session_id, version)" if keyed else ""
         return [
+            *self.functions,
             f"CREATE TABLE IF NOT EXISTS {tables.sessions} ("
             f"session_id {t}{session_key}, transcript_id {t} NOT NULL UNIQUE, "
             f"source {t} NOT NULL, model {t}, parent_id {t}, metadata {j} NOT NULL, "
