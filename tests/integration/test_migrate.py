@@ -38,6 +38,14 @@ def fill(url: str, prefix: str = "s") -> None:
             store.append(session, [{"role": "assistant", "content": "after"}])
 
 
+@pytest.fixture
+def source(tmp_path: Path) -> str:
+    """A SQLite store that `fill` wrote: the source of a migration."""
+    url = f"sqlite:///{tmp_path / 'source.db'}"
+    fill(url)
+    return url
+
+
 def everything(url: str) -> dict[str, Any]:
     """What every public query returns."""
     with TranscriptStore.open(url) as store:
@@ -45,11 +53,9 @@ def everything(url: str) -> dict[str, Any]:
 
 
 def test_a_store_migrated_to_another_backend_and_back_has_the_same_log_and_reads(
-    tmp_path: Path, other_url: str
+    tmp_path: Path, source: str, other_url: str
 ) -> None:
-    source = f"sqlite:///{tmp_path / 'source.db'}"
     back = f"sqlite:///{tmp_path / 'back.db'}"
-    fill(source)
     there = migrate(source, other_url)
     again = migrate(other_url, back)
 
@@ -61,10 +67,8 @@ def test_a_store_migrated_to_another_backend_and_back_has_the_same_log_and_reads
 
 
 def test_a_store_with_rewinds_and_restores_migrates_to_postgresql_and_verifies_clean(
-    tmp_path: Path, postgres_url: str
+    source: str, postgres_url: str
 ) -> None:
-    source = f"sqlite:///{tmp_path / 'source.db'}"
-    fill(source)
     with TranscriptStore.open(source) as store:
         popped = store.rewind("s0", count=2, reason="undo")
         store.append("s0", popped[:1])  # restored
@@ -82,21 +86,15 @@ def test_a_store_with_rewinds_and_restores_migrates_to_postgresql_and_verifies_c
         assert store.explain("s0", popped[1]["id"])["rewound"]["reason"] == "undo"
 
 
-def test_migration_reports_its_progress_up_to_the_source_head(
-    tmp_path: Path, other_url: str
-) -> None:
-    source = f"sqlite:///{tmp_path / 'source.db'}"
-    fill(source)
+def test_migration_reports_its_progress_up_to_the_source_head(source: str, other_url: str) -> None:
     seen: list[tuple[int, int]] = []
     migrate(source, other_url, progress=lambda done, total: seen.append((done, total)))
     assert seen and seen[-1] == (EVENTS, EVENTS)
 
 
 def test_migrating_into_a_store_that_has_events_is_refused_and_copies_nothing(
-    tmp_path: Path, other_url: str
+    source: str, other_url: str
 ) -> None:
-    source = f"sqlite:///{tmp_path / 'source.db'}"
-    fill(source)
     fill(other_url, prefix="mine")
     before = log_rows(other_url)
     with pytest.raises(MigrationError, match="not empty"):
@@ -104,11 +102,7 @@ def test_migrating_into_a_store_that_has_events_is_refused_and_copies_nothing(
     assert log_rows(other_url) == before
 
 
-def test_append_adds_the_sessions_to_a_store_that_has_others(
-    tmp_path: Path, other_url: str
-) -> None:
-    source = f"sqlite:///{tmp_path / 'source.db'}"
-    fill(source)
+def test_append_adds_the_sessions_to_a_store_that_has_others(source: str, other_url: str) -> None:
     fill(other_url, prefix="mine")
     before = log_rows(other_url)
     migration = migrate(source, other_url, append=True)
@@ -121,10 +115,8 @@ def test_append_adds_the_sessions_to_a_store_that_has_others(
 
 
 def test_append_refuses_a_session_both_stores_have_and_copies_nothing(
-    tmp_path: Path, other_url: str
+    source: str, other_url: str
 ) -> None:
-    source = f"sqlite:///{tmp_path / 'source.db'}"
-    fill(source)
     with TranscriptStore.open(other_url) as store:
         store.start("s1")
     before = log_rows(other_url)
@@ -139,16 +131,12 @@ def test_a_source_that_is_not_a_store_is_refused(tmp_path: Path, other_url: str)
     assert not (tmp_path / "missing.db").exists()
 
 
-def test_a_store_cannot_be_migrated_into_itself(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'source.db'}"
-    fill(url)
+def test_a_store_cannot_be_migrated_into_itself(source: str) -> None:
     with pytest.raises(MigrationError, match="same store"):
-        migrate(url, url)
+        migrate(source, source)
 
 
-def test_the_migrate_command_copies_verifies_and_says_so(tmp_path: Path, other_url: str) -> None:
-    source = f"sqlite:///{tmp_path / 'source.db'}"
-    fill(source)
+def test_the_migrate_command_copies_verifies_and_says_so(source: str, other_url: str) -> None:
     result = CliRunner().invoke(cli, ["migrate", "--from", source, "--to", other_url])
     assert result.exit_code == 0, result.output
     assert f"Copied {EVENTS} events of 3 sessions" in result.stdout
