@@ -73,6 +73,14 @@ def test_a_count_over_the_context_clears_it_and_the_session_stays_usable(
     assert store.verify_projections().ok
 
 
+def test_a_rewind_of_more_messages_than_one_query_reads_returns_them_all_in_order(
+    store: TranscriptStore, session: str, turns
+) -> None:
+    stored = store.append(session, turns(1201))  # the views read them 500 ids a query
+    assert store.rewind(session, count=1200) == stored[1:]
+    assert store.active(session) == stored[:1]
+
+
 def test_a_rewind_to_a_message_takes_out_every_active_message_after_it(
     store: TranscriptStore, session: str, five: list[dict]
 ) -> None:
