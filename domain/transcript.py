@@ -8,8 +8,9 @@ Stored topics are explicit (`transcripts:Transcript.<Event>`), so renaming code 
 breaks stored data. Command methods check every invariant; `apply` bodies only mutate
 state, because they run again on every replay.
 
-A committed compaction or a rewind moves the fence: an attempt begun before it cannot commit.
-A rewound message stays stored, and `append` restores it (see `domain.rewind`).
+A committed compaction or a rewind moves the fence: an attempt begun before it cannot commit,
+so a commit names what it supersedes by a count (`domain.committed`). A rewound message
+stays stored, and `append` restores it (see `domain.rewind`).
 
 `Erased` is the tombstone `forget` leaves: the store deletes every earlier event of the
 stream in the transaction that inserts it, so it replays as the stream's first and only
@@ -26,6 +27,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import Aggregate
 
+from .committed import superseded_ids, upcast_v1_v2
 from .compaction import (
     CONFLICT,
     CompactionPlan,
@@ -74,10 +76,12 @@ class Transcript(Aggregate):
             transcript.rewound.discard(self.message_id)  # a restore
 
     class CompactionCommitted(Event):
-        TOPIC = "transcripts:Transcript.CompactionCommitted"
+        TOPIC = "transcripts:Transcript.CompactionCommitted"  # see domain.committed
+        class_version = 2  # 1 listed the superseded ids: upcast as it is read
+        upcast_v1_v2 = staticmethod(upcast_v1_v2)
         compaction_id: str
         based_on_version: int
-        superseded: list[str]
+        replaced: int  # the first active messages it replaces: superseded, or kept
         kept: list[str]
         added: list[dict[str, Any]]  # {"id", "message", "content_hash"} per new message
         order: list[str]  # the replacement's ids, in order
@@ -86,13 +90,12 @@ class Transcript(Aggregate):
         tokens_after: int | None
 
         def apply(self, transcript: Transcript) -> None:
-            replaced = set(self.superseded) | set(self.kept)
-            tail = [i for i in transcript.active if i not in replaced]
+            superseded = superseded_ids(transcript.active, self.replaced, self.kept)
             for new in self.added:
                 transcript.hashes[new["id"]] = new["content_hash"]
                 transcript.note_pairing(new["id"], new["message"])
-            transcript.active = [*self.order, *tail]
-            transcript.forget_pairing(self.superseded)
+            transcript.active = [*self.order, *transcript.active[self.replaced :]]
+            transcript.forget_pairing(superseded)
             transcript.fence_version = self.originator_version
             transcript.compaction_ids.add(self.compaction_id)
             transcript.committed_ids.add(self.compaction_id)
@@ -228,12 +231,8 @@ class Transcript(Aggregate):
         metadata: Mapping[str, Any],
     ) -> bool:
         self._check_not_erased()
-        return (self.source, self.model, self.parent_id, self.metadata) == (
-            source,
-            model,
-            parent_id,
-            dict(metadata),
-        )
+        given = (source, model, parent_id, dict(metadata))
+        return (self.source, self.model, self.parent_id, self.metadata) == given
 
     def append(
         self,
@@ -303,7 +302,7 @@ class Transcript(Aggregate):
             self.CompactionCommitted,
             compaction_id=compaction_id,
             based_on_version=based_on_version,
-            superseded=plan.superseded,
+            replaced=len(snapshot),
             kept=plan.kept,
             added=[
                 {"id": new.id, "message": new.content, "content_hash": new.content_hash}

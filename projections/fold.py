@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..domain.committed import superseded_ids
 from ..domain.messages import Message, with_id
 from ..domain.transcript import Transcript
 
@@ -148,19 +149,16 @@ class SessionFold:
             entry.active, entry.rewound_version = False, event.originator_version
 
     def _commit(self, event: Transcript.CompactionCommitted) -> None:
-        missing = {*event.superseded, *event.kept} - set(self.active_ids)
-        if missing:
-            raise ValueError(f"compaction of messages that are not active: {sorted(missing)}")
+        superseded = superseded_ids(self.active_ids, event.replaced, event.kept)
         for new in event.added:
             self._add(new["id"], new["message"], event, added_by=event.compaction_id)
-        for message_id in event.superseded:
+        for message_id in superseded:
             entry = self.entries[message_id]
             entry.active = False
             entry.superseded_by = event.compaction_id
-        replaced = set(event.superseded) | set(event.kept)
-        self.active_ids = [*event.order, *(i for i in self.active_ids if i not in replaced)]
+        self.active_ids = [*event.order, *self.active_ids[event.replaced :]]
         added_ids = [new["id"] for new in event.added]
-        self.compactions.append(self._audit_entry(event, COMMITTED, event.superseded, added_ids))
+        self.compactions.append(self._audit_entry(event, COMMITTED, superseded, added_ids))
 
     @staticmethod
     def _audit_entry(

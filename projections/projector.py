@@ -1,9 +1,12 @@
 """What each event does to each view: the projection logic, with no SQL.
 
-`Projector.project(entries)` turns a batch of log entries into one `ViewChanges` that the
-views write in a single transaction, together with the tracked log position. It reads the
-current state of the sessions it touches through a `ViewState` (the stored views), and keeps
-what the batch itself changed in memory, so a batch of appends costs a few bulk inserts.
+`Projector.project(entries)` turns a segment of log entries (a batch cut after each
+committed compaction: `segments`) into one `ViewChanges` that the views write, in the
+batch's transaction with the tracked log position. It reads the current state of the
+sessions it touches through a `ViewState` (the stored views), and keeps what the segment
+changed in memory, so a batch of appends costs a few bulk inserts. A committed compaction
+is a `Supersession` the views make where the rows are: its cost does not grow with the
+number of messages it supersedes.
 
 An entry that cannot be decoded or applied (unknown topic, corrupt payload, an event for a
 session that was never started, a compaction of messages that are not active) does not stop
@@ -23,11 +26,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 from ..domain.messages import with_id
 from ..domain.transcript import Transcript
+from .entries import LogEntry
 from .fold import COMMITTED, FAILED
 from .rows import (
     ActiveRow,
@@ -36,20 +40,9 @@ from .rows import (
     HistoryRow,
     QuarantineRow,
     SessionRow,
+    Supersession,
     ViewChanges,
 )
-
-
-@dataclass(frozen=True)
-class LogEntry:
-    """One stored event at its log position: decoded, or with the reason it could not be."""
-
-    position: int
-    transcript_id: str
-    version: int
-    topic: str
-    event: Transcript.Event | None = None
-    undecodable: str | None = None
 
 
 class ViewState(ABC):
@@ -97,9 +90,12 @@ class Projector:
         self.state = state
 
     def project(self, entries: Iterable[LogEntry]) -> ViewChanges:
+        """What one segment of entries (see `segments`) does to the views."""
         self.changes = ViewChanges()
         self._sessions: dict[str, _Session | None] = {}
         for entry in entries:
+            if self.changes.supersession is not None:
+                raise ValueError("a committed compaction ends a segment: see segments()")
             try:
                 self._project(entry)
             except Unprojectable as problem:
@@ -194,7 +190,6 @@ class Projector:
             key: row for key, row in changes.history_inserts.items() if key[0] != session_id
         }
         changes.marks = {key: m for key, m in changes.marks.items() if key[0] != session_id}
-        changes.superseded = [s for s in changes.superseded if s[1] != session_id]
         changes.attempts = [a for a in changes.attempts if a.session_id != session_id]
         changes.quarantine = [q for q in changes.quarantine if q.transcript_id != transcript_id]
 
@@ -229,35 +224,38 @@ class Projector:
         row.rewound_count += len(gone)
 
     def _committed(self, session: _Session, event: Transcript.CompactionCommitted) -> None:
+        """Made where the rows are (`Supersession`): the first `replaced` active rows are
+        not read, whatever their number."""
         row = session.row
-        current = self._active(session)
-        by_id = {active.message_id: active for active in current}
-        replaced = {*event.superseded, *event.kept}
-        missing = replaced - by_id.keys()
-        if missing:
-            raise Unprojectable(f"compaction of messages that are not active: {sorted(missing)}")
+        kept = set(event.kept)
         added = {new["id"]: with_id(new["id"], new["message"]) for new in event.added}
-        if not set(event.order) <= by_id.keys() | added.keys():
-            raise Unprojectable("compaction order names messages it neither keeps nor adds")
-        result = [
-            by_id.get(message_id)
-            or ActiveRow(
-                row.session_id, 0, message_id, added[message_id]["role"], added[message_id]
+        if not len(kept) == len(event.kept) <= event.replaced <= row.active_count:
+            raise Unprojectable(
+                f"compaction of messages that are not active: it replaces {event.replaced} "
+                f"of {row.active_count} active messages, keeping {len(event.kept)}"
             )
-            for message_id in event.order
-        ]
+        order = event.order
+        if len(order) != len(kept) + len(added) or set(order) != kept | added.keys():
+            raise Unprojectable("compaction order names messages it neither keeps nor adds")
+        positions = {message_id: position for position, message_id in enumerate(order, 1)}
         for message in added.values():
             self._add_history(row, message, event, added_by=event.compaction_id)
-        for message_id in event.superseded:
-            self._supersede(row.session_id, message_id, event.compaction_id)
-        session.active = result + [
-            active for active in current if active.message_id not in replaced
-        ]
-        row.active_count = len(session.active)
-        row.compactions_committed += 1
-        self.changes.attempts.append(
-            self._attempt(row, event, COMMITTED, None, None, event.superseded, list(added))
+        superseded = event.replaced - len(kept)
+        self.changes.supersession = Supersession(
+            session_id=row.session_id,
+            compaction_id=event.compaction_id,
+            replaced=event.replaced,
+            kept=[(message_id, positions[message_id]) for message_id in event.kept],
+            added=[
+                ActiveRow(row.session_id, positions[i], i, message["role"], message)
+                for i, message in added.items()
+            ],
+            length=len(order),
         )
+        row.active_count += len(order) - event.replaced
+        row.compactions_committed += 1
+        attempt = self._attempt(row, event, COMMITTED, None, None, [], list(added))
+        self.changes.attempts.append(replace(attempt, superseded_count=superseded))
 
     def _failed(self, session: _Session, event: Transcript.CompactionFailed) -> None:
         session.row.compactions_failed += 1
@@ -326,14 +324,6 @@ class Projector:
             pending.restored_version = restored
         else:
             self.changes.marks[key] = HistoryMark(rewound is None, rewound, restored)
-
-    def _supersede(self, session_id: str, message_id: str, compaction_id: str) -> None:
-        pending = self.changes.history_inserts.get((session_id, message_id))
-        if pending is not None:
-            pending.active = False
-            pending.superseded_by = compaction_id
-        else:
-            self.changes.superseded.append((compaction_id, session_id, message_id))
 
     @staticmethod
     def _attempt(

@@ -153,6 +153,21 @@ class QuarantineRow:
     reason: str
 
 
+@dataclass(frozen=True)
+class Supersession:
+    """A committed compaction's change to a session's active list, made where the rows are:
+    its first `replaced` active messages leave it, and their history rows are marked
+    superseded by the compaction (and listed in its audit row), but the `kept` ones, which
+    move to their new positions; the `added` rows take theirs; the rest follows them."""
+
+    session_id: str
+    compaction_id: str
+    replaced: int
+    kept: list[tuple[str, int]]  # (message id, new position)
+    added: list[ActiveRow]
+    length: int  # of the replacement: the rest moves up to follow it
+
+
 @dataclass
 class ViewChanges:
     """Everything one batch of events does to the views, ready to be written at once."""
@@ -162,8 +177,8 @@ class ViewChanges:
     erased: set[str] = field(default_factory=set)  # transcript ids whose other rows go
     history_inserts: dict[tuple[str, str], HistoryRow] = field(default_factory=dict)
     marks: dict[tuple[str, str], HistoryMark] = field(default_factory=dict)  # by session, msg
-    superseded: list[tuple[str, str, str]] = field(default_factory=list)  # by, session, msg
     active_appends: list[ActiveRow] = field(default_factory=list)
     active_rewrites: dict[str, list[ActiveRow]] = field(default_factory=dict)  # by session
     attempts: list[AttemptRow] = field(default_factory=list)
     quarantine: list[QuarantineRow] = field(default_factory=list)
+    supersession: Supersession | None = None  # written last: it ends its batch's segment

@@ -245,7 +245,8 @@ def event_text(event: dict[str, Any]) -> str:
         return f"{data['message_id']} {message['role']}: {snippet(message)}"
     if kind == "CompactionCommitted":
         return (
-            f"{short_id(data['compaction_id'])} superseded {len(data['superseded'])}, "
+            f"{short_id(data['compaction_id'])} "
+            f"superseded {data['replaced'] - len(data['kept'])}, "
             f"kept {len(data['kept'])}, added {len(data['added'])}"
             + (f" ({data['reason']})" if data["reason"] else "")
         )

@@ -191,8 +191,7 @@ def test_a_committed_compaction_is_audited_with_what_it_superseded_added_and_cos
     assert event["type"] == "CompactionCommitted"
     assert event["data"]["compaction_id"] == attempt.id
     assert event["data"]["based_on_version"] == attempt.version
-    assert event["data"]["superseded"] == ids(stored[:3])
-    assert event["data"]["kept"] == [stored[3]["id"]]
+    assert (event["data"]["replaced"], event["data"]["kept"]) == (4, [stored[3]["id"]])
     assert [(new["id"], new["message"]) for new in event["data"]["added"]] == [(new_id, summary())]
 
 

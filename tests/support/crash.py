@@ -129,7 +129,8 @@ def check_session(store: Any, ledger: Ledger) -> None:
             assert entry["superseded"] == data["would_supersede"]
             continue
         assert entry["status"] == "committed"
-        assert entry["superseded"] == data["superseded"]
+        assert len(entry["superseded"]) == data["replaced"] - len(data["kept"])
+        assert not set(entry["superseded"]) & set(data["kept"])
         assert entry["added"] == [new["id"] for new in data["added"]]
         for message_id in entry["superseded"]:
             assert by_id[message_id]["active"] is False

@@ -1,13 +1,14 @@
 """The stored views in memory, as far as the projector reads them: the port it loads sessions,
-active lists and rewind marks through (`ViewState`), and `write`, which stores a batch's changes as the SQL
-views do. Not a mock of the projector: the unit tests run the real one against it."""
+active lists and rewind marks through (`ViewState`), and `write`, which stores a segment's changes as the SQL
+views do (and keeps which messages a compaction superseded). Not a mock of the projector:
+the unit tests run the real one against it."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from transcripts.projections.projector import ViewState
-from transcripts.projections.rows import ActiveRow, SessionRow, ViewChanges
+from transcripts.projections.rows import ActiveRow, SessionRow, Supersession, ViewChanges
 
 
 class MemoryViews(ViewState):
@@ -16,6 +17,7 @@ class MemoryViews(ViewState):
         self.active: dict[str, list[ActiveRow]] = {}  # by session id, in position order
         self.rewound: dict[tuple[str, str], int | None] = {}  # by (session id, message id)
         self.loaded: list[tuple[str, str]] = []  # ("session" | "active" | "rewound", key)
+        self.superseded: dict[tuple[str, str], str] = {}  # compaction id by (session, message)
 
     def load_session(self, transcript_id: str) -> SessionRow | None:
         self.loaded.append(("session", transcript_id))
@@ -45,3 +47,26 @@ class MemoryViews(ViewState):
             self.active.setdefault(active.session_id, []).append(active)
         for session_id, rows in changes.active_rewrites.items():
             self.active[session_id] = list(rows)
+        if changes.supersession is not None:
+            self._supersede(changes.supersession)
+
+    def _supersede(self, change: Supersession) -> None:
+        rows = self.active.get(change.session_id, [])
+        head, rest = rows[: change.replaced], rows[change.replaced :]
+        kept = dict(change.kept)
+        for row in head:
+            if row.message_id not in kept:
+                self.superseded[(row.session_id, row.message_id)] = change.compaction_id
+        moved = [
+            *(
+                dataclasses.replace(r, position=kept[r.message_id])
+                for r in head
+                if r.message_id in kept
+            ),
+            *change.added,
+            *(
+                dataclasses.replace(r, position=r.position + change.length - change.replaced)
+                for r in rest
+            ),
+        ]
+        self.active[change.session_id] = sorted(moved, key=lambda row: row.position)

@@ -164,7 +164,7 @@ def test_a_compaction_of_messages_that_are_not_active_cannot_be_applied(
     events: list[Transcript.Event],
 ) -> None:
     compaction = events[7]
-    with pytest.raises(ValueError, match=r"not active: \['m1', 'm2', 'm3', 'm4', 'm5', 'm6'\]"):
+    with pytest.raises(ValueError, match=r"not active: it replaces 6 messages, 0 are active"):
         SessionFold.of([events[0], compaction])
 
 

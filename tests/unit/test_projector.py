@@ -11,12 +11,14 @@ import dataclasses
 import pytest
 
 from transcripts.domain.transcript import Transcript, transcript_id
+from transcripts.projections.entries import segments
 from transcripts.projections.projector import LogEntry, Projector
 from transcripts.projections.rows import (
     ActiveRow,
     AttemptRow,
     HistoryMark,
     QuarantineRow,
+    Supersession,
     ViewChanges,
 )
 
@@ -33,9 +35,11 @@ def views() -> MemoryViews:
 
 
 def project(views: MemoryViews, batch: list[LogEntry]) -> ViewChanges:
-    """Project one batch and write its changes to the views."""
-    changes = Projector(views).project(batch)
-    views.write(changes)
+    """Project one batch, segment by segment, writing each segment's changes to the views
+    before the next is projected, as the SQL views do; the last segment's changes."""
+    for segment in segments(batch):
+        changes = Projector(views).project(segment)
+        views.write(changes)
     return changes
 
 
@@ -55,7 +59,7 @@ def trip() -> Transcript:
 # -- a healthy log ----------------------------------------------------------------------------
 
 
-def test_one_batch_holding_a_start_appends_and_a_compaction_makes_every_row_at_once(
+def test_one_batch_holding_a_start_appends_and_a_compaction_makes_every_row_the_compaction_last(
     views: MemoryViews, trip: Transcript
 ) -> None:
     commit(trip, [TRIP[0], summary("sum"), TRIP[5]], compaction_id="cmp-1", tokens_before=9)
@@ -73,19 +77,17 @@ def test_one_batch_holding_a_start_appends_and_a_compaction_makes_every_row_at_o
         *((seq, f"m{seq}") for seq in range(1, 7)),
         (7, summary_id),
     ]
-    # Rows superseded in the batch that inserts them are inserted superseded.
-    assert [h.message_id for h in history if not h.active] == ["m2", "m3", "m4", "m5"]
-    assert {h.superseded_by for h in history if not h.active} == {"cmp-1"}
+    # Rows are inserted as appended; the compaction supersedes them where they are, last.
+    assert all(h.active for h in history)
     assert history[-1].added_by == "cmp-1" and history[-1].appended_version == 8
-    assert changes.superseded == []
-    assert changes.active_appends == []
-    assert changes.active_rewrites == {
-        "trip": [
-            ActiveRow("trip", 1, "m1", "system", TRIP[0]),
-            ActiveRow("trip", 2, summary_id, "system", {"id": summary_id, **summary("sum")}),
-            ActiveRow("trip", 3, "m6", "user", TRIP[5]),
-        ]
-    }
+    assert [a.message_id for a in changes.active_appends] == [f"m{i}" for i in range(1, 7)]
+    assert changes.active_rewrites == {}
+    summary_row = ActiveRow("trip", 2, summary_id, "system", {"id": summary_id, **summary("sum")})
+    assert changes.supersession == Supersession(
+        "trip", "cmp-1", replaced=6, kept=[("m1", 1), ("m6", 3)], added=[summary_row], length=3
+    )
+    assert active_ids(views) == ["m1", summary_id, "m6"]
+    assert views.superseded == {("trip", f"m{i}"): "cmp-1" for i in range(2, 6)}
     [attempt] = changes.attempts
     assert attempt == AttemptRow(
         compaction_id="cmp-1",
@@ -96,7 +98,7 @@ def test_one_batch_holding_a_start_appends_and_a_compaction_makes_every_row_at_o
         failure=None,
         error=None,
         based_on_version=7,
-        superseded_ids=["m2", "m3", "m4", "m5"],
+        superseded_ids=[],  # listed by the views, as they supersede them
         added_ids=[summary_id],
         superseded_count=4,
         added_count=1,
@@ -105,6 +107,31 @@ def test_one_batch_holding_a_start_appends_and_a_compaction_makes_every_row_at_o
         at=events[-1].timestamp,
     )
     assert changes.quarantine == []
+
+
+def test_a_batch_is_cut_after_each_committed_compaction_and_later_events_see_its_rows(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    commit(trip, [summary("one"), TRIP[5]], compaction_id="cmp-1")
+    trip.append([{"id": "m7", **turns(1)[0]}])
+    commit(trip, [summary("two")], compaction_id="cmp-2")
+    trip.append([{"id": "m8", **turns(2)[1]}])
+    batch = entries(collect(trip))
+    assert [len(segment) for segment in segments(batch)] == [8, 2, 1]
+    changes = project(views, batch)
+    two = trip.active[0]
+    assert active_ids(views) == [two, "m8"]
+    assert views.superseded[("trip", "m7")] == "cmp-2"
+    assert (changes.sessions[TRIP_ID].active_count, changes.sessions[TRIP_ID].version) == (2, 11)
+
+
+def test_projecting_past_a_committed_compaction_in_one_segment_is_an_error(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    commit(trip, [summary()], compaction_id="cmp-1")
+    trip.append([{"id": "m7", **turns(1)[0]}])
+    with pytest.raises(ValueError, match="ends a segment"):
+        Projector(views).project(entries(collect(trip)))
 
 
 def test_appends_to_a_session_the_views_hold_go_on_from_its_positions_and_seqs(
@@ -121,7 +148,7 @@ def test_appends_to_a_session_the_views_hold_go_on_from_its_positions_and_seqs(
     assert active_ids(views) == [f"m{i}" for i in range(1, 9)]
 
 
-def test_a_compaction_in_a_later_batch_rewrites_the_stored_list_and_marks_the_stored_rows(
+def test_a_compaction_in_a_later_batch_supersedes_the_stored_rows_without_reading_them(
     views: MemoryViews, trip: Transcript
 ) -> None:
     project(views, entries(collect(trip)))
@@ -129,8 +156,9 @@ def test_a_compaction_in_a_later_batch_rewrites_the_stored_list_and_marks_the_st
     [event] = collect(trip)
     changes = project(views, entries([event], first=8))
     summary_id = event.added[0]["id"]
-    assert ("active", "trip") in views.loaded  # the stored active list, read to rewrite it
-    assert changes.superseded == [("cmp-1", "trip", f"m{i}") for i in range(1, 6)]
+    assert ("active", "trip") not in views.loaded  # the views supersede where the rows are
+    assert changes.supersession is not None and changes.supersession.replaced == 6
+    assert views.superseded == {("trip", f"m{i}"): "cmp-1" for i in range(1, 6)}
     assert [(h.seq, h.message_id) for h in changes.history_inserts.values()] == [(7, summary_id)]
     assert active_ids(views) == [summary_id, "m6"]
     assert views.sessions[TRIP_ID].active_count == 2
@@ -154,7 +182,7 @@ def test_a_failed_compaction_adds_a_failed_attempt_and_changes_no_message(
     )
     assert (attempt.superseded_ids, attempt.superseded_count) == (["m1", "m2"], 2)
     assert (attempt.added_ids, attempt.added_count, attempt.tokens_before) == ([], 0, 5)
-    assert changes.history_inserts == {} and changes.superseded == []
+    assert changes.history_inserts == {} and changes.supersession is None
     assert changes.active_appends == [] and changes.active_rewrites == {}
     row = changes.sessions[TRIP_ID]
     assert (row.compactions_failed, row.compactions_committed, row.version) == (1, 0, 8)
@@ -199,7 +227,7 @@ def test_a_rewind_in_a_later_batch_rewrites_the_stored_list_and_marks_the_stored
     changes = project(views, entries(collect(trip), first=8))
     assert ("active", "trip") in views.loaded
     assert changes.marks == {("trip", f"m{i}"): HistoryMark(False, 8, None) for i in (4, 5, 6)}
-    assert changes.history_inserts == {} and changes.superseded == []
+    assert changes.history_inserts == {} and changes.supersession is None
     assert active_ids(views) == ["m1", "m2", "m3"]
     assert (views.sessions[TRIP_ID].active_count, views.sessions[TRIP_ID].rewound_count) == (3, 3)
 
@@ -320,8 +348,10 @@ def test_a_compaction_of_messages_that_are_not_active_is_quarantined_and_changes
     started, m1, *_, compaction = collect(trip)
     changes = project(views, entries([started, m1, compaction]))
     [quarantined] = changes.quarantine
-    assert quarantined.reason.startswith("compaction of messages that are not active: ['m2'")
-    assert changes.attempts == [] and changes.superseded == []
+    assert quarantined.reason.startswith(
+        "compaction of messages that are not active: it replaces 6 of 1 active messages"
+    )
+    assert changes.attempts == [] and changes.supersession is None
     assert [h.message_id for h in changes.history_inserts.values()] == ["m1"]
     assert all(h.active for h in changes.history_inserts.values())
     row = changes.sessions[TRIP_ID]

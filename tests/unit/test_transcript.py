@@ -169,14 +169,10 @@ def test_a_commit_puts_the_replacement_first_and_supersedes_what_it_does_not_kee
     assert isinstance(event, Transcript.CompactionCommitted)
     (new,) = event.added
     assert new["message"] == summary() and new["id"].startswith("msg_")
-    assert (event.superseded, event.kept, event.order) == (
-        ["m1", "m2", "m3"],
-        ["m4"],
-        [new["id"], "m4"],
-    )
+    assert (event.replaced, event.kept, event.order) == (4, ["m4"], [new["id"], "m4"])
     assert (event.based_on_version, event.reason) == (5, "over budget")
     assert (event.tokens_before, event.tokens_after) == (900, 100)
-    assert plan.superseded == event.superseded
+    assert plan.superseded == ["m1", "m2", "m3"]  # replaced, not kept: named by the count
     assert transcript.active == [new["id"], "m4"]
     assert transcript.fence_version == event.originator_version == 6
 
@@ -187,7 +183,7 @@ def test_messages_appended_after_the_attempt_began_stay_after_the_replacement() 
     transcript.append([{"id": "late", "role": "user", "content": "meanwhile"}])
     commit(transcript, [summary()], based_on_version=based_on, snapshot=snapshot)
     [_, event] = collect(transcript)
-    assert event.superseded == ["m1", "m2", "m3"]
+    assert event.replaced == 3  # the snapshot, not the message appended since
     assert transcript.active == [*event.order, "late"]
 
 
@@ -271,7 +267,7 @@ def test_superseding_a_call_together_with_its_result_commits() -> None:
     transcript = appended(TRIP)
     commit(transcript, [summary(), TRIP[5]])
     [event] = collect(transcript)
-    assert event.superseded == ["m1", "m2", "m3", "m4", "m5"]
+    assert (event.replaced, event.kept) == (6, ["m6"])
 
 
 def test_a_snapshot_that_is_not_the_start_of_the_active_list_is_an_error() -> None:

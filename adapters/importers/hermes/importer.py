@@ -178,8 +178,10 @@ def _matches(event: dict[str, Any], unit: Unit, ids: dict[str, str]) -> bool:
         return event["type"] == "CompactionFailed" and data["reason"] == unit.reason
     if event["type"] != "CompactionCommitted" or data["reason"] != unit.reason:
         return False
-    if sorted(data["superseded"]) != sorted(ids.get(m, m) for m in unit.superseded):
-        return False
+    superseded = {ids.get(m, m) for m in unit.superseded}
+    kept = [m for m in (ids.get(m, m) for m in unit.snapshot) if m not in superseded]
+    if data["replaced"] != len(unit.snapshot) or sorted(data["kept"]) != sorted(kept):
+        return False  # a commit names its snapshot's length and what it kept of it
     if unit.summary_id is not None:
         if len(data["added"]) != 1:
             return False

@@ -53,6 +53,7 @@ POSTGRES_COLUMNS = ColumnTypes(
     time="TIMESTAMPTZ",
     id_digest="transcripts_id_key",  # a btree entry holds at most 2,704 bytes: see above
     functions=(ID_DIGEST_FUNCTION,),  # created with the tables, and by every rebuild
+    id_array="COALESCE(json_agg({ids} ORDER BY {order}), '[]')",
 )
 
 

@@ -18,7 +18,8 @@ from uuid import UUID
 
 from eventsourcing.persistence import Mapper, StoredEvent
 
-from ....projections.projector import LogEntry, Projector, ViewState
+from ....projections.entries import LogEntry, segments
+from ....projections.projector import Projector, ViewState
 from ....projections.rows import ActiveRow, QuarantineRow, SessionRow, ViewChanges
 from ....projections.views import Progress
 from .dialect import Cursor, Dialect
@@ -180,7 +181,8 @@ class CatchUp:
         """Write what `entries` do to `tables`, and track the last one's position."""
         c.execute("SAVEPOINT batch")
         try:
-            self.writer.write(c, tables, self._projected(c, tables, entries))
+            for segment in segments(entries):  # each written before the next is projected
+                self.writer.write(c, tables, self._projected(c, tables, segment))
         except Exception:
             c.execute("ROLLBACK TO SAVEPOINT batch")
             for entry in entries:  # one by one, to quarantine exactly the entries at fault

@@ -48,6 +48,9 @@ class ColumnTypes:
     id_digest: str | None = None
     # The statements (idempotent) creating the SQL functions the schema uses: `id_digest`.
     functions: tuple[str, ...] = ()
+    # An SQL aggregate of the `ids` column of rows into a JSON array, in `order` (SQLite's
+    # keeps the order of the ordered subquery it reads; it has no ORDER BY in aggregates).
+    id_array: str = "json_group_array({ids})"
 
     def create_statements(self, tables: Tables) -> list[str]:
         """The functions the schema uses, the view tables, then the indexes of their ids
