@@ -12,11 +12,12 @@ from collections.abc import Mapping, Sequence
 
 import orjson
 
-from ....projections.rows import ActiveRow, QuarantineRow, Supersession, ViewChanges
+from ....projections.rows import ActiveRow, QuarantineRow, ViewChanges
 from ..sealing import ContentColumns
 from .dialect import Cursor, Dialect
 from .schema import VERSIONS_TABLE, Tables
 from .search import SearchIndex
+from .supersession import Superseder
 
 
 def _json(value: object) -> str:
@@ -28,6 +29,7 @@ class ChangeWriter:
         self.dialect = dialect
         self.content = content
         self.search = search
+        self.superseder = Superseder(dialect, self._insert_active)
 
     def write(self, c: Cursor, tables: Tables, changes: ViewChanges) -> None:
         """Everything one batch did to the views."""
@@ -111,50 +113,7 @@ class ChangeWriter:
             )  # fmt: skip
         self.quarantine(c, tables, changes.quarantine)
         if changes.supersession is not None:  # last: on the rows as the rest left them
-            self._supersede(c, tables, changes.supersession)
-
-    def _supersede(self, c: Cursor, tables: Tables, change: Supersession) -> None:
-        """A committed compaction, set-based: a statement per step, however many rows."""
-        active, session, replaced = tables.active_messages, change.session_id, change.replaced
-        head = f"session_id = ? AND position BETWEEN 1 AND {replaced:d}"
-        if change.kept:  # out of the way first, at their new positions negated
-            c.executemany(
-                f"UPDATE {active} SET position = ? WHERE message_id = ? AND {head}",
-                [(-position, message_id, session) for message_id, position in change.kept],
-            )
-            c.execute(
-                f"SELECT COUNT(*) AS kept FROM {active} WHERE session_id = ? AND position < 0",
-                (session,),
-            )
-            if c.fetchone()["kept"] != len(change.kept):
-                raise ValueError("a compaction keeps messages it does not replace")
-        ids = self.dialect.columns.id_array.format(ids="message_id", order="position")
-        c.execute(
-            f"UPDATE {tables.compaction_attempts} SET superseded_ids = (SELECT {ids} FROM "
-            f"(SELECT message_id, position FROM {active} WHERE {head} ORDER BY position) "
-            "AS superseded) WHERE compaction_id = ?",
-            (session, change.compaction_id),
-        )
-        c.execute(
-            f"UPDATE {tables.message_history} SET active = ?, superseded_by = ? "
-            f"WHERE session_id = ? AND message_id IN (SELECT message_id FROM {active} "
-            f"WHERE {head})",
-            (self.dialect.bool_param(False), change.compaction_id, session, session),
-        )
-        c.execute(f"DELETE FROM {active} WHERE {head}", (session,))
-        shift = change.length - replaced  # the rest, negated too, then every one turned back
-        if shift:
-            c.execute(
-                f"UPDATE {active} SET position = ? - position "
-                f"WHERE session_id = ? AND position > {replaced:d}",
-                (-shift, session),
-            )
-        if shift or change.kept:
-            c.execute(
-                f"UPDATE {active} SET position = -position WHERE session_id = ? AND position < 0",
-                (session,),
-            )
-        self._insert_active(c, tables, change.added)
+            self.superseder.write(c, tables, changes.supersession)
 
     def _erase_rows(self, c: Cursor, tables: Tables, session_id: str, transcript_id: str) -> None:
         """Delete an erased session's rows from every view but `sessions`."""
