@@ -37,6 +37,7 @@ Command = Callable[[Transcript | None, LogTransaction], tuple[T, Transcript | No
 
 _LOCK_STRIPES = 64
 _SESSION_PAGE = 500
+_REPLAY_PAGE = 10_000  # events read at a time when a transcript is replayed
 _FIRST_TOPICS = [Transcript.Started.TOPIC, Transcript.Erased.TOPIC]  # a stream begins with one
 _CACHE = {  # recently used transcripts stay in memory; a failed save evicts its transcript
     "AGGREGATE_CACHE_MAXSIZE": "128",
@@ -187,8 +188,7 @@ class TranscriptLog(Application[UUID]):
     ) -> T:
         transcript = self._cached(aggregate_id)
         if transcript is None:
-            stored = self.recorder.select_events(aggregate_id)
-            transcript = self._apply(session_id, None, stored, lenient)
+            transcript = self._apply(session_id, None, self._replayed(aggregate_id), lenient)
         ran = False
         try:
             with self.backend.writing(self) as tx:
@@ -202,6 +202,16 @@ class TranscriptLog(Application[UUID]):
         if changed is not None and self.repository.cache is not None:
             self.repository.cache.put(aggregate_id, changed)
         return result
+
+    def _replayed(self, aggregate_id: UUID) -> Iterator[StoredEvent]:
+        """The stream's events, read a page at a time: a long stream is never held whole."""
+        after: int | None = None
+        while True:
+            page = self.recorder.select_events(aggregate_id, gt=after, limit=_REPLAY_PAGE)
+            yield from page
+            if len(page) < _REPLAY_PAGE:
+                return
+            after = page[-1].originator_version
 
     def _insert(self, tx: LogTransaction, transcript: Transcript) -> None:
         events = transcript.collect_events()

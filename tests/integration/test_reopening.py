@@ -76,3 +76,43 @@ def test_after_reopening_starting_a_session_again_with_the_same_arguments_is_a_n
         reopened.start("child", parent_id="parent")
         assert everything(reopened) == written
 
+
+
+def test_a_long_stream_is_replayed_a_page_at_a_time_into_the_transcript_the_whole_makes(
+    durable_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from transcripts.application import event_log
+    from transcripts.domain.transcript import transcript_id
+
+    from support.events import replay
+    from support.log import log_events
+
+    with TranscriptStore.open(durable_url) as store:
+        store.start("long")
+        for i in range(9):
+            store.append("long", [{"id": f"m{i}", "role": "user", "content": f"turn {i}"}])
+        store.compact("long", lambda messages: [{"role": "system", "content": "sum"}, *messages[-2:]])
+        store.rewind("long", count=2)
+    monkeypatch.setattr(event_log, "_REPLAY_PAGE", 4)
+    pages: list[object] = []
+    with TranscriptStore.open(durable_url) as store:  # as a new process: nothing cached
+        select = store._log.recorder.select_events
+
+        def paged(*args: object, **kwargs: object) -> object:
+            pages.append(kwargs.get("limit"))
+            return select(*args, **kwargs)
+
+        monkeypatch.setattr(store._log.recorder, "select_events", paged)
+        store.append("long", [{"id": "m7", "role": "user", "content": "turn 7"}])  # a restore
+        assert pages[:3] == [4, 4, 4]  # 12 events stored: 3 pages, then the fast-forward
+        replayed = store._log._cached(transcript_id("long"))
+        whole = replay(log_events(durable_url, "long")[:-1])
+        assert replayed is not None
+        assert (replayed.active[:-1], replayed.hashes, replayed.fence_version) == (
+            whole.active, whole.hashes, whole.fence_version
+        )
+        assert replayed.active[-1] == "m7" and not replayed.rewound & {"m7"}
+        result = store.commit_compaction(
+            store.begin_compaction("long"), [{"role": "system", "content": "again"}]
+        )
+        assert result.committed and store.verify_projections().ok
