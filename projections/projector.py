@@ -82,7 +82,7 @@ class Projector:
         # for its shape stays out
         "active_messages": 2,
         "message_history": 3,  # 3: rewound_version, restored_version (Rewound events)
-        "compaction_attempts": 2,
+        "compaction_attempts": 3,  # 3: CompactionCommitted 2, which older releases cannot read
         "sessions": 4,  # 2: erased_at; 3: as the others' 2; 4: rewound_count
     }
 
