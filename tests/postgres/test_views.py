@@ -190,3 +190,16 @@ def test_a_corrupted_stored_event_is_quarantined_and_the_other_sessions_are_proj
         assert [problem.kind for problem in report.problems] == ["quarantined"]
         assert {s["id"]: s["quarantined"] for s in store.sessions()} == {"good": 0, "bad": 1}
     assert row_counts(postgres_url)["message_history"] == 1
+
+
+def test_message_history_leaves_room_on_its_pages_so_that_superseding_updates_in_place(
+    postgres_url: str,
+) -> None:
+    """fillfactor 50: a compaction marks its rows superseded in their pages (HOT updates:
+    no index entry is written again), also once the views are rebuilt."""
+    options = "SELECT reloptions FROM pg_class WHERE relname = 'message_history'"
+    with TranscriptStore.open(postgres_url) as store:
+        write_some(store)
+        assert sql(postgres_url, options) == [(["fillfactor=50"],)]
+        store.rebuild_projections()
+    assert sql(postgres_url, options) == [(["fillfactor=50"],)]

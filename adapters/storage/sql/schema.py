@@ -51,6 +51,9 @@ class ColumnTypes:
     # An SQL aggregate of the `ids` column of rows into a JSON array, in `order` (SQLite's
     # keeps the order of the ordered subquery it reads; it has no ORDER BY in aggregates).
     id_array: str = "json_group_array({ids})"
+    # Storage options of message_history, whose rows a compaction, a rewind or a restore
+    # update (a flag and a compaction id): room on their pages makes those updates in place.
+    history_storage: str = ""
 
     def create_statements(self, tables: Tables) -> list[str]:
         """The functions the schema uses, the view tables, then the indexes of their ids
@@ -89,7 +92,7 @@ class ColumnTypes:
             f"role {t} NOT NULL, message {j} NOT NULL, active {b} NOT NULL, "
             f"superseded_by {t}, added_by {t}, appended_at {at} NOT NULL, "
             f"appended_version {i} NOT NULL, rewound_version {i}, restored_version {i}"
-            f"{history_keys})",
+            f"{history_keys}){self.history_storage}",
             f"CREATE TABLE IF NOT EXISTS {tables.compaction_attempts} ("
             f"compaction_id {t} PRIMARY KEY, session_id {t} NOT NULL, version {i} NOT NULL, "
             f"status {t} NOT NULL, reason {long} NOT NULL, failure {t}, error {long}, "
