@@ -33,14 +33,16 @@ def main(operation: str, url: str, mode: str) -> None:
     from transcripts import TranscriptStore
     from transcripts.projections.projector import Projector
 
-    batches = 0
+    first: int | None = None  # the log position of the first entry projected once armed
 
     class PausingProjector(Projector):  # the same view versions: opening does not rebuild
         def project(self, entries):  # type: ignore[no-untyped-def]
-            nonlocal batches
-            if armed:
-                batches += 1
-                if mode == "inside-a-batch" and batches == 3:
+            # A batch of 1,000 entries is projected a segment at a time (a committed
+            # compaction ends one): the third batch begins 2,000 entries after the first.
+            nonlocal first
+            if armed and entries:
+                first = entries[0].position if first is None else first
+                if mode == "inside-a-batch" and entries[0].position >= first + 2000:
                     block()
             return super().project(entries)
 
