@@ -203,3 +203,15 @@ def test_message_history_leaves_room_on_its_pages_so_that_superseding_updates_in
         assert sql(postgres_url, options) == [(["fillfactor=50"],)]
         store.rebuild_projections()
     assert sql(postgres_url, options) == [(["fillfactor=50"],)]
+
+
+def test_the_audit_lists_superseded_ids_as_json_written_like_every_other_json_column(
+    postgres_url: str,
+) -> None:
+    """The ids a compaction supersedes are aggregated by the database: as compact JSON as
+    the rows the store writes itself (`["a1","a2"]`), in their active order."""
+    with TranscriptStore.open(postgres_url) as store:
+        write_some(store)
+    rows = sql(postgres_url, "SELECT superseded_ids::text, added_ids::text FROM compaction_attempts")
+    [(superseded, added)] = rows
+    assert superseded == '["a0","a1","a2"]' and added.startswith('["msg_')
