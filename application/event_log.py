@@ -3,9 +3,10 @@
 A command runs in one transaction that holds the store's write lock from its start
 (`Backend.writing`): the session's transcript — kept in memory between calls, replayed from
 its events otherwise, before the lock — is brought up to date with the events stored since
-(fast-forward, under the lock), the command decides, and its events are inserted. Under the
-lock no other writer can store a version in between, so a write never loses a race, and
-writers take the lock in turn. A failure that waiting cures (the lock not obtained in time,
+(fast-forward, under the lock), the command decides, its events are inserted and projected
+into the views (`views`, when set: one commit makes both). Under the lock no other writer
+can store a version in between, so a write never loses a race, and writers take the lock in
+turn. A failure that waiting cures (the lock not obtained in time,
 a dropped connection) is retried until the lock timeout: safe, because the command is run
 again on the transcript as stored, and a command is idempotent (its new message ids are
 chosen before the first attempt).
@@ -29,6 +30,7 @@ from eventsourcing.utils import Environment, EnvType, TopicError
 
 from ..domain.errors import SessionNotFoundError, StorageError, TranscriptError
 from ..domain.transcript import Transcript, transcript_id
+from ..projections.views import TranscriptViews
 from .retry import StorageCalls
 from .storage import LogTransaction, StoreConfig
 
@@ -53,6 +55,7 @@ class TranscriptLog(Application[UUID]):
     """The event-sourcing application that stores Transcript aggregates."""
 
     name = "transcripts"
+    views: TranscriptViews | None = None  # projected in each write's transaction, if set
 
     def __init__(self, config: StoreConfig) -> None:
         self.backend = config.backend
@@ -195,6 +198,8 @@ class TranscriptLog(Application[UUID]):
                 current = self._fast_forward(session_id, transcript, tx, lenient)
                 ran = True
                 result, changed = command(current, tx)
+                if self.views is not None:
+                    self.views.project_written(tx)
         except BaseException:
             if ran:  # the command may have changed the cached transcript
                 self._evict(aggregate_id)

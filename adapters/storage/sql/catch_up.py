@@ -181,8 +181,8 @@ class CatchUp:
         c.execute("SAVEPOINT batch")
         try:
             self.writer.write(c, tables, self._projected(c, tables, entries))
-        except Exception:
-            c.execute("ROLLBACK TO SAVEPOINT batch")
+        except Exception as fault:
+            _roll_back_to(c, "batch", fault)
             for entry in entries:  # one by one, to quarantine exactly the entries at fault
                 self._project_alone(c, tables, entry)
         c.execute("RELEASE SAVEPOINT batch")
@@ -231,7 +231,7 @@ class CatchUp:
         try:
             self.writer.write(c, tables, self._projected(c, tables, [entry]))
         except Exception as fault:
-            c.execute("ROLLBACK TO SAVEPOINT entry")
+            _roll_back_to(c, "entry", fault)
             reason = f"the views could not take it: {type(fault).__name__}: {fault}"
             session = _CursorState(self.rows, c, tables).load_session(entry.transcript_id)
             self.writer.quarantine(
@@ -255,3 +255,13 @@ class CatchUp:
                     (session.session_id,),
                 )
         c.execute("RELEASE SAVEPOINT entry")
+
+
+def _roll_back_to(c: Cursor, savepoint: str, fault: Exception) -> None:
+    """Roll back to `savepoint`; if the database ended the whole transaction on `fault` (as
+    SQLite does on a full disk or an I/O error), raise `fault`: it is storage trouble, for
+    the caller, not an entry the views could not take."""
+    try:
+        c.execute(f"ROLLBACK TO SAVEPOINT {savepoint}")
+    except Exception:
+        raise fault from None
