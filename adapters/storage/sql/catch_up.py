@@ -110,6 +110,11 @@ class CatchUp:
             f"SELECT {current} AS current, s.transcript_id, s.erased_at, s.quarantined "
             "FROM (SELECT 1 AS one) AS one LEFT JOIN sessions AS s ON s.session_id = ?"
         )
+        self._session_active = (  # the state and, if current, the active messages: one trip
+            f"SELECT st.*, a.message FROM ({self._session_state}) AS st "
+            "LEFT JOIN active_messages AS a ON st.current AND a.session_id = ? "
+            "ORDER BY a.position"
+        )
 
     def head(self, c: Cursor) -> int:
         """The log's last position."""
@@ -124,7 +129,17 @@ class CatchUp:
     def session_state(self, c: Cursor, session_id: str) -> SessionState:
         """Whether the live views reflect the whole log, and what they hold of a session."""
         c.execute(self._session_state, (TRACKING_NAME, session_id))
-        row = c.fetchone()
+        return self._state(c.fetchone())
+
+    def session_active(self, c: Cursor, session_id: str) -> tuple[SessionState, list[Any]]:
+        """What `session_state` says, and the session's active messages as stored (JSON) if
+        the views are current, in one statement."""
+        c.execute(self._session_active, (TRACKING_NAME, session_id, session_id))
+        rows = c.fetchall()
+        state = self._state(rows[0])
+        return state, [row["message"] for row in rows] if rows[0]["message"] is not None else []
+
+    def _state(self, row: Any) -> SessionState:
         erased = row["erased_at"]
         return SessionState(
             bool(row["current"]),

@@ -100,8 +100,14 @@ class SQLTranscriptViews(TranscriptViews):
     # -- queries ---------------------------------------------------------------------------
 
     def active(self, session_id: str) -> list[Message]:
-        with self._session(session_id) as c:
-            return self.queries.active(c, session_id)
+        while True:  # `_session` and its query in one statement: the turn cycle's read
+            with self.dialect.reading(snapshot=False) as c:
+                state, messages = self._catch_up.session_active(c, session_id)
+                if state.current:
+                    self._check(c, session_id, state)
+                    load = self.queries.rows.json_content
+                    return [load(message) for message in messages]
+            self.catch_up()
 
     def history(self, session_id: str) -> list[HistoryRow]:
         with self._session(session_id) as c:
