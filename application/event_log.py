@@ -40,8 +40,12 @@ Command = Callable[[Transcript | None, LogTransaction], tuple[T, Transcript | No
 _LOCK_STRIPES = 64
 _SESSION_PAGE = 500
 _FIRST_TOPICS = [Transcript.Started.TOPIC, Transcript.Erased.TOPIC]  # a stream begins with one
-_CACHE = {  # recently used transcripts stay in memory; a failed save evicts its transcript
-    "AGGREGATE_CACHE_MAXSIZE": "128",
+# Recently written transcripts stay in memory (about 150 bytes a message: ids, content
+# hashes), so that a gateway writing thousands of live sessions in turn replays none of
+# them; a failed save evicts its transcript.
+CACHED_SESSIONS = 4096
+_CACHE = {
+    "AGGREGATE_CACHE_MAXSIZE": str(CACHED_SESSIONS),
     "AGGREGATE_CACHE_FASTFORWARD": "n",
     "DEEPCOPY_FROM_AGGREGATE_CACHE": "n",
 }
