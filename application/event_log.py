@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import fields
-from functools import partial
+from functools import cache, partial
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -285,13 +285,19 @@ class TranscriptLog(Application[UUID]):
 
 def _complete(event: Transcript.Event) -> Transcript.Event:
     """The event, if it has every field of its type (a damaged one decodes without some)."""
-    missing = [f.name for f in fields(event) if f.name not in vars(event)]
+    state = vars(event)
+    missing = [name for name in _field_names(type(event)) if name not in state]
     if missing:
         raise TypeError(
             f"{type(event).__name__} at originator_version {event.originator_version} "
             f"has no {', '.join(missing)}"
         )
     return event
+
+
+@cache
+def _field_names(event_type: type) -> tuple[str, ...]:
+    return tuple(field.name for field in fields(event_type))
 
 
 def corrupt_event(session_id: str, version: int, error: BaseException) -> StorageError:
