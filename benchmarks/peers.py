@@ -128,9 +128,8 @@ def survey(peers: tuple[Peer, ...], place: Place, ours: Callable[[], Adapter]) -
         except ImportError as error:
             print(f"{peer.label:44} skipped: {error}")
             continue
-        pragmas, name, compactions = adapter.pragmas(), adapter.name, [
-            *compactions, (peer.label, adapter.compaction)
-        ]
+        pragmas, name = adapter.pragmas(), adapter.name
+        compactions.append((peer.label, adapter.compaction))
         adapter.close()
         matched = is_matched(pragmas)
         print(f"{name + ' (shipped)':44} {show(pragmas):44} {'yes' if matched else 'no'}")
@@ -180,7 +179,7 @@ class Operation:
     calls: int  # timed calls per round
     prepare: Prepare
     fresh: bool = False  # a new session every round: fewer rounds, no warm-up
-    batch_appends: bool = False  # skip stores whose API has no batch append
+    skip: Callable[[Adapter, bool], str | None] = lambda adapter, quick: None  # why not
 
 
 def turn(adapter: Adapter, work: Workload) -> harness.Setup:
@@ -263,6 +262,20 @@ def bulk(read: bool) -> Prepare:
     return prepare
 
 
+def not_in_batches(adapter: Adapter, quick: bool) -> str | None:
+    """Why a store is left out of the bulk operations, if it is."""
+    if not adapter.batch_appends:
+        return "its API appends one message per transaction (10,000 commits)"
+    return None
+
+
+def not_reading_fast(adapter: Adapter, quick: bool) -> str | None:
+    """Why a store is left out of bulk-read, if it is."""
+    if quick and adapter.slow_reads:
+        return "with --quick: its reads of thousands of messages take a minute a round"
+    return not_in_batches(adapter, quick)
+
+
 OPERATIONS = {
     op.name: op
     for op in (
@@ -272,9 +285,15 @@ OPERATIONS = {
         Operation("resume", "load the context of 50 of 10,000 messages", 20, resume),
         Operation("load-all", "load a context of 10,000 messages", 3, load_all),
         Operation("compact", "compaction 10,000 -> 50", 1, compaction, fresh=True),
-        Operation("bulk", "10,000 in calls of 100", 1, bulk(False), True, True),
-        Operation("bulk-read", "10,000 in calls of 100, context read after each", 1,
-                  bulk(True), True, True),  # fmt: skip
+        Operation("bulk", "10,000 in calls of 100", 1, bulk(False), True, not_in_batches),
+        Operation(
+            "bulk-read",
+            "10,000 in calls of 100, context read after each",
+            1,
+            bulk(True),
+            True,
+            not_reading_fast,
+        ),
     )
 }
 
@@ -309,9 +328,9 @@ def measure(
             for variant in backend.variants:
                 adapter = variant.peer.open(place, variant.matched)
                 adapters[variant.label] = adapter
-                if operation.batch_appends and not adapter.batch_appends:
-                    print(f"  {variant.label}: not measured, its API appends one message per "
-                          "transaction (10,000 commits)")  # fmt: skip
+                reason = operation.skip(adapter, quick)
+                if reason:
+                    print(f"  {variant.label}: not measured, {reason}")
                     adapter.close()
                     del adapters[variant.label]
             setups = {label: operation.prepare(a, work) for label, a in adapters.items()}
@@ -401,12 +420,12 @@ def postgres_backend(server: str) -> Backend:
 def main(argv: list[str] | None = None) -> int:
     parser = harness.new_parser(__doc__)
     harness.add_count(parser, "--rounds", 7, "interleaved rounds (half for compact and bulk)")
-    parser.add_argument("--only", action="append", choices=list(OPERATIONS),
-                        help="run this operation only (repeatable)")  # fmt: skip
-    parser.add_argument("--postgres", metavar="URL",
-                        help="also on PostgreSQL: a database on the server (others made beside it)")  # fmt: skip
-    parser.add_argument("--quick", action="store_true",
-                        help="3 rounds, half the calls (~2 min on SQLite)")  # fmt: skip
+    only = "run this operation only (repeatable)"
+    parser.add_argument("--only", action="append", choices=list(OPERATIONS), help=only)
+    postgres = "also on PostgreSQL: a database on the server (more are made beside it)"
+    parser.add_argument("--postgres", metavar="URL", help=postgres)
+    quick = "at most 3 rounds, half the calls (~2 min on SQLite)"
+    parser.add_argument("--quick", action="store_true", help=quick)
     harness.add_scratch_options(parser)
     harness.add_seed_option(parser)
     args = parser.parse_args(argv)
