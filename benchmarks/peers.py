@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import harness
+from peer_operations import CHARS, OPERATIONS, Operation
 from peer_stores import (
     MATCHED_SQLITE,
     Adapter,
@@ -59,15 +60,11 @@ from peer_stores import (
     HermesSessionDB,
     LangChainSQL,
     OurStore,
-    PlainPostgres,
-    PlainSQLite,
     sqlalchemy_url,
 )
+from plain_rows import PlainPostgres, PlainSQLite
 
 OURS = "ours"
-CONTEXT = 50
-LONG = 10_000
-CHARS = 400
 PACKAGES = ("openai-agents", "langchain-community", "SQLAlchemy", "hermes-agent", "eventsourcing")
 
 # -- the peers ------------------------------------------------------------------------------
@@ -106,22 +103,26 @@ def is_matched(pragmas: dict[str, str]) -> bool:
 
 @dataclass(frozen=True)
 class Variant:
-    """One column of the tables: a peer at one durability."""
+    """One column of the tables: a peer at one durability (as read back)."""
 
     label: str
     peer: Peer
     matched: bool
+    durability: str
 
 
-def survey(peers: tuple[Peer, ...], place: Place, ours: Callable[[], Adapter]) -> list[Variant]:
+def survey(
+    peers: tuple[Peer, ...], place: Place, ours: Callable[[Place], Adapter]
+) -> list[Variant]:
     """Open every peer shipped (and matched where it ships below), print the settings read
     back from its connection and how it replaces a history; the variants to measure."""
     print(f"{'store':44} {'durability read back':44} matched")
-    adapter = ours()
-    print(f"{'ours (' + adapter.name + ')':44} {show(adapter.pragmas()):44} yes")
+    adapter = ours(place)
+    pragmas = adapter.pragmas()
+    print(f"{'ours (' + adapter.name + ')':44} {show(pragmas):44} {yes(is_matched(pragmas))}")
     compactions = [(OURS, adapter.compaction)]
     adapter.close()
-    variants = []
+    variants = [Variant(OURS, Peer(OURS, lambda where, _: ours(where)), True, show(pragmas))]
     for peer in peers:
         try:
             adapter = peer.open(place, False)
@@ -132,16 +133,14 @@ def survey(peers: tuple[Peer, ...], place: Place, ours: Callable[[], Adapter]) -
         compactions.append((peer.label, adapter.compaction))
         adapter.close()
         matched = is_matched(pragmas)
-        print(f"{name + ' (shipped)':44} {show(pragmas):44} {'yes' if matched else 'no'}")
-        variants.append(Variant(peer.label, peer, False))
+        print(f"{name + ' (shipped)':44} {show(pragmas):44} {yes(matched)}")
+        variants.append(Variant(peer.label, peer, False, show(pragmas)))
         if not matched and peer.can_match:
             adapter = peer.open(place, True)
             pragmas = adapter.pragmas()
             adapter.close()
-            label = f"{peer.label} WAL"
-            print(f"{name + ' (matched)':44} {show(pragmas):44} "
-                  f"{'yes' if is_matched(pragmas) else 'no'}")  # fmt: skip
-            variants.append(Variant(label, peer, True))
+            print(f"{name + ' (matched)':44} {show(pragmas):44} {yes(is_matched(pragmas))}")
+            variants.append(Variant(f"{peer.label} WAL", peer, True, show(pragmas)))
     print("\nhow each replaces a history (compact):")
     for label, how in compactions:
         print(f"  {label:18} {how}")
@@ -153,149 +152,9 @@ def show(pragmas: dict[str, str]) -> str:
     return ", ".join(f"{name}={value}" for name, value in pragmas.items())
 
 
-# -- the operations -------------------------------------------------------------------------
-
-
-class Workload:
-    """Made-up messages, made once."""
-
-    def __init__(self) -> None:
-        self.long = [harness.make_message(CHARS, n) for n in range(LONG)]
-
-    def messages(self, count: int) -> list[dict[str, Any]]:
-        """The first `count` messages (alternating roles)."""
-        return self.long[:count]
-
-
-Prepare = Callable[[Adapter, Workload], harness.Setup]  # seeds once; the per-round setup
-
-
-@dataclass(frozen=True)
-class Operation:
-    """What is timed: `prepare` seeds (untimed) and returns the per-round setup."""
-
-    name: str
-    what: str
-    calls: int  # timed calls per round
-    prepare: Prepare
-    fresh: bool = False  # a new session every round: fewer rounds, no warm-up
-    skip: Callable[[Adapter, bool], str | None] = lambda adapter, quick: None  # why not
-
-
-def turn(adapter: Adapter, work: Workload) -> harness.Setup:
-    """Append one message, then read the context of 50, in a 1,000-message session."""
-    adapter.seed("turn", work.messages(1000))
-    message = adapter.native(work.messages(1))
-
-    def cycle() -> None:
-        adapter.append("turn", message)
-        adapter.context("turn", CONTEXT)
-
-    def setup() -> harness.Call:
-        adapter.settle("turn", CONTEXT)
-        return cycle
-
-    return setup
-
-
-def one_append(adapter: Adapter, work: Workload) -> harness.Setup:
-    """One message, one call, to a short session."""
-    adapter.start("short")
-    message = adapter.native(work.messages(1))
-    return harness.same_call(lambda: adapter.append("short", message))
-
-
-def long_append(adapter: Adapter, work: Workload) -> harness.Setup:
-    """One message, one call, to a session of 10,000 messages."""
-    adapter.seed("long", work.messages(LONG))
-    message = adapter.native(work.messages(1))
-    return harness.same_call(lambda: adapter.append("long", message))
-
-
-def resume(adapter: Adapter, work: Workload) -> harness.Setup:
-    """The context of 50 of a 10,000-message session."""
-    adapter.seed("resume", work.messages(LONG))
-    adapter.settle("resume", CONTEXT)
-    return harness.same_call(lambda: adapter.context("resume", CONTEXT))
-
-
-def load_all(adapter: Adapter, work: Workload) -> harness.Setup:
-    """A context of 10,000 messages, whole."""
-    adapter.seed("all", work.messages(LONG))
-    return harness.same_call(lambda: adapter.context("all", None))
-
-
-def compaction(adapter: Adapter, work: Workload) -> harness.Setup:
-    """10,000 → 50, a new 10,000-message session every round."""
-    rounds = iter(range(1_000_000))
-
-    def setup() -> harness.Call:
-        session = f"compact-{next(rounds)}"
-        adapter.seed(session, work.messages(LONG))
-        return lambda: adapter.compact(session, CONTEXT)
-
-    return setup
-
-
-def bulk(read: bool) -> Prepare:
-    """10,000 messages in calls of 100 to a new session every round; with `read`, the whole
-    context read after each call."""
-
-    def prepare(adapter: Adapter, work: Workload) -> harness.Setup:
-        rounds = iter(range(1_000_000))
-        batches = [adapter.native(work.messages(LONG)[n : n + 100]) for n in range(0, LONG, 100)]
-
-        def setup() -> harness.Call:
-            session = f"bulk-{next(rounds)}"
-            adapter.start(session)
-
-            def load() -> None:
-                for batch in batches:
-                    adapter.append(session, batch)
-                    if read:
-                        adapter.context(session, None)
-
-            return load
-
-        return setup
-
-    return prepare
-
-
-def not_in_batches(adapter: Adapter, quick: bool) -> str | None:
-    """Why a store is left out of the bulk operations, if it is."""
-    if not adapter.batch_appends:
-        return "its API appends one message per transaction (10,000 commits)"
-    return None
-
-
-def not_reading_fast(adapter: Adapter, quick: bool) -> str | None:
-    """Why a store is left out of bulk-read, if it is."""
-    if quick and adapter.slow_reads:
-        return "with --quick: its reads of thousands of messages take a minute a round"
-    return not_in_batches(adapter, quick)
-
-
-OPERATIONS = {
-    op.name: op
-    for op in (
-        Operation("turn", "append 1, then read the context of 50, 1,000-message session", 20, turn),
-        Operation("append", "append 1 message (one call), short session", 20, one_append),
-        Operation("append-10k", "append 1 message, 10,000 messages of history", 20, long_append),
-        Operation("resume", "load the context of 50 of 10,000 messages", 20, resume),
-        Operation("load-all", "load a context of 10,000 messages", 3, load_all),
-        Operation("compact", "compaction 10,000 -> 50", 1, compaction, fresh=True),
-        Operation("bulk", "10,000 in calls of 100", 1, bulk(False), True, not_in_batches),
-        Operation(
-            "bulk-read",
-            "10,000 in calls of 100, context read after each",
-            1,
-            bulk(True),
-            True,
-            not_reading_fast,
-        ),
-    )
-}
+def yes(matched: bool) -> str:
+    """'yes' or 'no'."""
+    return "yes" if matched else "no"
 
 
 # -- running --------------------------------------------------------------------------------
@@ -309,22 +168,19 @@ class Backend:
 
     name: str
     places: Callable[[], Any]  # a context manager yielding a new place
-    ours: Callable[[Place], Adapter]
-    variants: list[Variant]
+    variants: list[Variant]  # ours first
 
 
 def measure(
     backend: Backend, operation: Operation, rounds: int, rng: random.Random, quick: bool
 ) -> harness.Samples:
     """Open every variant in a new place, prepare each, run the interleaved rounds."""
-    work = Workload()
     calls = max(1, operation.calls // 2) if quick else operation.calls
     if operation.fresh:
         rounds = max(2, rounds // 2)
     with backend.places() as place:
         adapters: dict[str, Adapter] = {}
         try:
-            adapters[OURS] = backend.ours(place)
             for variant in backend.variants:
                 adapter = variant.peer.open(place, variant.matched)
                 adapters[variant.label] = adapter
@@ -333,7 +189,7 @@ def measure(
                     print(f"  {variant.label}: not measured, {reason}")
                     adapter.close()
                     del adapters[variant.label]
-            setups = {label: operation.prepare(a, work) for label, a in adapters.items()}
+            setups = {label: operation.prepare(a) for label, a in adapters.items()}
             if not operation.fresh:
                 harness.warm_up(setups, 2)
             return harness.run_rounds(setups, rounds, calls, rng)
@@ -357,12 +213,10 @@ def report(operation: Operation, samples: harness.Samples) -> None:
         print(line)
 
 
-def summary(backend: str, results: Results) -> None:
-    """The ratios ours / peer of every operation, one row each."""
-    if not results:
-        return
-    labels = list(dict.fromkeys(label for s in results.values() for label in s if label != OURS))
-    print(f"\n{backend}: ratios ours / peer (median of per-round ratios; < 1: ours faster)")
+def summary(backend: Backend, results: Results) -> None:
+    """The ratios ours / peer of every operation, one row each; the durability of each."""
+    labels = [variant.label for variant in backend.variants if variant.label != OURS]
+    print(f"\n{backend.name}: ratios ours / peer (median of per-round ratios; < 1: ours faster)")
     print(f"  {'operation':12} {'ours µs':>10} " + " ".join(f"{label:>17}" for label in labels))
     for name, samples in results.items():
         ours = harness.micros(statistics.median(harness.flatten(samples[OURS])))
@@ -373,6 +227,9 @@ def summary(backend: str, results: Results) -> None:
             for label in labels
         ]
         print(f"  {name:12} {ours:>10} " + " ".join(f"{cell:>17}" for cell in cells))
+    print("durability, as read back:")
+    for variant in backend.variants:
+        print(f"  {variant.label:18} {variant.durability}")
 
 
 def run_backend(backend: Backend, args: argparse.Namespace, rng: random.Random) -> Results:
@@ -384,7 +241,7 @@ def run_backend(backend: Backend, args: argparse.Namespace, rng: random.Random) 
         results[name] = measure(backend, operation, args.rounds, rng, args.quick)
         report(operation, results[name])
         print(f"  ({time.perf_counter() - started:.0f} s)")
-    summary(backend.name, results)
+    summary(backend, results)
     return results
 
 
@@ -402,8 +259,7 @@ def sqlite_backend(directory: Path) -> Backend:
         return OurStore(f"sqlite:///{place / 'ours.db'}")
 
     with places() as place:
-        variants = survey(SQLITE_PEERS, place, lambda: ours(place))
-    return Backend("SQLite", places, ours, variants)
+        return Backend("SQLite", places, survey(SQLITE_PEERS, place, ours))
 
 
 def postgres_backend(server: str) -> Backend:
@@ -413,8 +269,7 @@ def postgres_backend(server: str) -> Backend:
         return harness.scratch_database(server, prefix="transcripts_peers_")
 
     with places() as url:
-        variants = survey(POSTGRES_PEERS, url, lambda: OurStore(url))
-    return Backend("PostgreSQL", places, OurStore, variants)
+        return Backend("PostgreSQL", places, survey(POSTGRES_PEERS, url, OurStore))
 
 
 def main(argv: list[str] | None = None) -> int:
