@@ -151,6 +151,17 @@ class TranscriptLog(Application[UUID]):
             except StorageError:
                 continue
 
+    def stored_page(self, session_id: str, after: int, size: int) -> Sequence[StoredEvent]:
+        """Up to `size` stored events of a session after version `after`, not decoded."""
+        return self.calls.run(
+            lambda: self.recorder.select_events(transcript_id(session_id), gt=after, limit=size),
+            f"read session {session_id!r}",
+        )
+
+    def decoded(self, session_id: str, stored: StoredEvent) -> Transcript.Event:
+        """A stored event of the session, decoded; StorageError naming its version if not."""
+        return self._decoded(session_id, stored)
+
     def session_ids(self) -> Iterator[str]:
         position: int | None = None
         while True:
