@@ -151,10 +151,14 @@ class TranscriptLog(Application[UUID]):
             except StorageError:
                 continue
 
-    def stored_page(self, session_id: str, after: int, size: int) -> Sequence[StoredEvent]:
-        """Up to `size` stored events of a session after version `after`, not decoded."""
+    def stored_page(
+        self, session_id: str, after: int, size: int, until: int | None = None
+    ) -> Sequence[StoredEvent]:
+        """Up to `size` stored events of a session after version `after` (up to `until`),
+        not decoded."""
+        stream = transcript_id(session_id)
         return self.calls.run(
-            lambda: self.recorder.select_events(transcript_id(session_id), gt=after, limit=size),
+            lambda: self.recorder.select_events(stream, gt=after, lte=until, limit=size),
             f"read session {session_id!r}",
         )
 

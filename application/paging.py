@@ -82,16 +82,22 @@ class PagedReads:
         session_id: str,
         *,
         types: Collection[str] | None = None,
+        after: int = 0,
+        until: int | None = None,
         page_size: int = PAGE_SIZE,
     ) -> Iterator[dict[str, Any]]:
         """The raw event log of a session, as `events()`, a page at a time; `types`: only
-        events of these types (`"Rewound"`, …), the others are not even decoded."""
+        events of these types (`"Rewound"`, …), the others are not even decoded; `after`,
+        `until`: only the events after version `after`, up to version `until`."""
         session_id = arguments.session_id(session_id)
+        after = arguments.integer(after, "a version", least=0)
+        until = arguments.optional_integer(until, "a version")
         size = arguments.integer(page_size, "a page size")
-        page = self._log.stored_page(session_id, 0, size)
-        if not page:
+        page = self._log.stored_page(session_id, after, size, until)
+        if not page and not after:
             raise SessionNotFoundError(session_id)
-        return self._event_pages(session_id, page, size, None if types is None else set(types))
+        wanted = None if types is None else set(types)
+        return self._event_pages(session_id, page, size, wanted, until)
 
     # -- the pages -----------------------------------------------------------------------
 
@@ -135,7 +141,12 @@ class PagedReads:
             )
 
     def _event_pages(
-        self, session_id: str, page: Sequence[StoredEvent], size: int, types: set[str] | None
+        self,
+        session_id: str,
+        page: Sequence[StoredEvent],
+        size: int,
+        types: set[str] | None,
+        until: int | None,
     ) -> Iterator[dict[str, Any]]:
         while True:
             for stored in page:
@@ -143,7 +154,7 @@ class PagedReads:
                     yield event_entry(self._log.decoded(session_id, stored))
             if len(page) < size:
                 return
-            page = self._log.stored_page(session_id, page[-1].originator_version, size)
+            page = self._log.stored_page(session_id, page[-1].originator_version, size, until)
 
 
 class _Window:

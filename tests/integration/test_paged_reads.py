@@ -94,3 +94,12 @@ def test_appends_between_pages_show_in_the_pages_after_them(store: TranscriptSto
     next(history)
     store.append(session, [{"role": "user", "content": "later"}])
     assert [entry["message"]["content"] for entry in history][-1] == "later"
+
+
+def test_events_after_and_until_a_version_are_that_window_of_the_log(
+    store: TranscriptStore,
+) -> None:
+    session = filled(store)
+    events = store.events(session)
+    assert list(store.iter_events(session, after=3, until=9, page_size=2)) == events[3:9]
+    assert list(store.iter_events(session, after=len(events))) == []
