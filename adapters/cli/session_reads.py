@@ -75,7 +75,7 @@ def show(
     else:
         listed = store.active_at(session_id, as_of)  # a fold of the log up to the version
         total = len(listed)
-        messages = listed[:limit] if tail is None else listed[len(listed) - tail :]
+        messages = listed[:limit] if tail is None else listed[max(total - tail, 0) :]
         title = f"Active context of {session_id} at version {as_of}"
     if as_json:
         _echo_json(messages)

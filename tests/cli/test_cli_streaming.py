@@ -47,6 +47,10 @@ def test_show_limit_and_tail_print_the_first_or_last_messages_at_their_places(
     assert [row.split("│")[1:3] for row in rows(tail)] == [[" 3 ", " m6 "]]
     assert tail.splitlines()[-1].strip() == "1 message"
     assert json.loads(run("show", "trip", "--tail", "2", "--json").stdout)[1]["id"] == "m6"
+    as_of = json.loads(run("show", "trip", "--as-of", "4", "--tail", "5", "--json").stdout)
+    assert [message["id"] for message in as_of] == ["m1", "m2", "m3"]
+    as_of = json.loads(run("show", "trip", "--as-of", "4", "--tail", "1", "--json").stdout)
+    assert [message["id"] for message in as_of] == ["m3"]
 
 
 def test_history_limit_and_tail_keep_the_compactions_between_the_messages_shown(
