@@ -20,7 +20,8 @@ from rich.console import Console
 from rich.segment import Segment, Segments
 from rich.table import Table
 
-from .table_rows import Row, add_rows
+from .grid import Grid
+from .table_rows import Row
 
 T = TypeVar("T")
 CHUNK = 100  # rows measured and printed at a time
@@ -92,17 +93,22 @@ def _print_chunk(
     caption: str | None = None,
     last: bool = False,
 ) -> None:
-    first = title is not None
-    table = Table(title=title, caption=caption, show_header=first, expand=True)
-    for header, width in zip(columns[:-1], widths, strict=True):
-        table.add_column(header, width=width, overflow="fold")
-    table.add_column(columns[-1], ratio=1)
-    add_rows(table, rows)
-    lines = console.render_lines(table, pad=False)
-    if not first:  # the top border: the chunk before goes on into this one
-        lines = lines[1:]
-    if not last:  # the bottom border: this chunk goes on into the next one
-        lines = lines[:-1]
+    content = console.width - sum(widths) - 3 * len(columns) - 1
+    grid = Grid(columns, [*widths, max(content, NARROWEST)], console)
+    lines: list[list[Segment]] = []
+    if title is not None:
+        lines += [grid.title(title), grid.top(), *grid.header()]
+    rule = grid.section()
+    for index, row in enumerate(rows):
+        if row.section and (index or title is None) and lines[-1:] != [rule]:
+            lines.append(rule)
+        lines += grid.row(row)
+        if row.section and (index < len(rows) - 1 or not last):
+            lines.append(rule)
+    if last:
+        lines.append(grid.bottom())
+        if caption:
+            lines.append(grid.title(caption, "dim"))
     console.print(Segments(segment for line in lines for segment in (*line, Segment.line())))
 
 
