@@ -118,11 +118,14 @@ def test_export_of_a_long_session_streams_every_message_as_stored(
 
 @pytest.mark.slow
 def test_history_into_a_pipe_closed_after_three_lines_ends_quietly(
-    long_session: str, tmp_path: Path
+    db: str, tmp_path: Path
 ) -> None:
+    with TranscriptStore.open(db) as store:  # ~400 kB of table: more than a pipe holds
+        store.start("long")
+        store.append("long", [{"role": "user", "content": f"m{i}"} for i in range(3000)])
     environment = {**os.environ, "COLUMNS": "120"}
     environment.pop("TRANSCRIPTS_URL", None)
-    command = [sys.executable, "-m", "transcripts", "--db", long_session, "history", "long"]
+    command = [sys.executable, "-m", "transcripts", "--db", db, "history", "long"]
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment, cwd=tmp_path
     )
