@@ -4,8 +4,10 @@ A table of at most `CHUNK` rows is printed as it always was: one rich table meas
 its rows. A longer one is printed a chunk at a time, with the look of one table: the column
 widths are measured on the first chunk (and at least what the caller knows the values
 need), later values that do not fit fold within their cell, the content column takes the
-rest of the width; the borders between chunks are left out, and a chunk never ends next to
-a boundary row (whose lines belong to it). Memory holds one chunk, whatever the length.
+rest of the width; its rows are drawn by `grid` (no rich table per chunk: measuring and
+laying one out costs more than the rows), no border between chunks, and a chunk never ends
+next to a boundary row (whose lines belong to it). Memory holds one chunk, whatever the
+length.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
+from rich.cells import cell_len
 from support.cli import Run
 from transcripts import TranscriptStore
 from transcripts.adapters.cli.render import to_json
@@ -89,6 +90,18 @@ def test_a_long_history_prints_in_chunks_that_read_as_one_table(
         items = timeline(store, "long")
     versions = [row.split("│")[1].strip() for row in rows(text)]
     assert [v for v in versions if v] == [str(item.version) for item in items]  # rows in order
+
+
+def test_a_long_table_of_wide_characters_keeps_its_borders_in_line(
+    run: Run, db: str, output: Callable[[Result], str]
+) -> None:
+    with TranscriptStore.open(db) as store:
+        store.start("wide")
+        words = ["日本語のテキスト" * 3, "café crème " * 6, "x" * 90, "tool → result ✓"]
+        store.append("wide", [{"role": "user", "content": words[i % 4]} for i in range(150)])
+    lines = output(run("events", "wide")).splitlines()
+    assert len({cell_len(line) for line in lines[1:-1]}) == 1
+    assert lines[-1].startswith("└")
 
 
 def test_json_of_a_long_session_is_printed_item_by_item_as_the_whole_list_was(
