@@ -79,9 +79,10 @@ class Grid:
         """`text` in lines of at most `width` cells."""
         lines: list[str] = []
         for paragraph in text.split("\n") or [""]:
-            if cell_len(paragraph) <= width:
+            cells = cell_len(paragraph)
+            if cells <= width:
                 lines.append(paragraph)
-            elif paragraph.isascii():
+            elif cells == len(paragraph):  # a character a cell: wrapped by characters
                 for line in textwrap.wrap(paragraph, width, break_long_words=not cut) or [""]:
                     lines.append(line if len(line) <= width else line[: width - 1] + "…")
             else:
