@@ -7,8 +7,8 @@ the same wherever it starts. `tail=N` starts after the position found by one loo
 the last N rows are read without the ones before. Writes between pages show in the pages
 after them: history rows and events only ever come after the ones read, but a compaction or
 a rewind rewrites the active context, so an active context compacted, rewound or restored
-between two pages raises `TranscriptError` (read it again). The first page is read by the call, so
-an unknown or erased session raises there, before anything is yielded.
+between two pages raises `TranscriptError` (read it again). The first page is read by the
+call, so an unknown or erased session raises there, before anything is yielded.
 """
 
 from __future__ import annotations
