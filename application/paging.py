@@ -20,6 +20,7 @@ from eventsourcing.persistence import StoredEvent
 
 from ..domain.errors import SessionNotFoundError, TranscriptError
 from ..domain.messages import Message
+from ..domain.transcript import Transcript, transcript_id
 from ..projections.rows import HistoryRow
 from ..projections.views import PageMark, TranscriptViews
 from . import arguments
@@ -87,17 +88,19 @@ class PagedReads:
         page_size: int = PAGE_SIZE,
     ) -> Iterator[dict[str, Any]]:
         """The raw event log of a session, as `events()`, a page at a time; `types`: only
-        events of these types (`"Rewound"`, …), the others are not even decoded; `after`,
+        events of these types (`"Rewound"`, …), found by the log's key, the others not even
+        read (for types of few events: each is read on its own); `after`,
         `until`: only the events after version `after`, up to version `until`."""
         session_id = arguments.session_id(session_id)
         after = arguments.integer(after, "a version", least=0)
         until = arguments.optional_integer(until, "a version")
         size = arguments.integer(page_size, "a page size")
+        if types is not None:
+            return self._events_of(session_id, _topics(types), after, until)
         page = self._log.stored_page(session_id, after, size, until)
         if not page and not after:
             raise SessionNotFoundError(session_id)
-        wanted = None if types is None else set(types)
-        return self._event_pages(session_id, page, size, wanted, until)
+        return self._event_pages(session_id, page, size, until)
 
     # -- the pages -----------------------------------------------------------------------
 
@@ -141,20 +144,32 @@ class PagedReads:
             )
 
     def _event_pages(
-        self,
-        session_id: str,
-        page: Sequence[StoredEvent],
-        size: int,
-        types: set[str] | None,
-        until: int | None,
+        self, session_id: str, page: Sequence[StoredEvent], size: int, until: int | None
     ) -> Iterator[dict[str, Any]]:
         while True:
             for stored in page:
-                if types is None or stored.topic.rpartition(".")[2] in types:
-                    yield event_entry(self._log.decoded(session_id, stored))
+                yield event_entry(self._log.decoded(session_id, stored))
             if len(page) < size:
                 return
             page = self._log.stored_page(session_id, page[-1].originator_version, size, until)
+
+    def _events_of(
+        self, session_id: str, topics: list[str], after: int, until: int | None
+    ) -> Iterator[dict[str, Any]]:
+        """The events of `topics`: their versions found in the log's key, then each read."""
+        stream = transcript_id(session_id).hex
+        versions = (
+            self._read(lambda: self._views.event_versions(stream, topics, after, until))
+            if topics
+            else []
+        )
+        if not versions and not after and not self._log.stored_page(session_id, 0, 1):
+            raise SessionNotFoundError(session_id)
+        return (
+            event_entry(self._log.decoded(session_id, stored))
+            for version in versions
+            for stored in self._log.stored_page(session_id, version - 1, 1)
+        )
 
 
 class _Window:
@@ -181,6 +196,13 @@ class _Window:
         if len(page) < asked or asked == 0 or self.left == 0:
             return None
         return position(page[-1])
+
+
+def _topics(types: Collection[str]) -> list[str]:
+    """The stored topics of event types named as `events()` names them ("Rewound", …)."""
+    if isinstance(types, str) or not all(isinstance(name, str) for name in types):
+        raise TranscriptError(f"types is a collection of event type names: {types!r}")
+    return [f"{Transcript.TOPIC}.{name}" for name in types]
 
 
 def _with_versions(row: HistoryRow) -> dict[str, Any]:

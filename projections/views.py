@@ -98,6 +98,13 @@ class TranscriptViews(ABC):
         `count` rows of the session begin (0 when it has no more rows than that)."""
 
     @abstractmethod
+    def event_versions(
+        self, stream: str, topics: list[str], after: int, until: int | None
+    ) -> list[int]:
+        """The versions of the stored events of `stream` (a transcript id, hex) with one of
+        `topics`, after `after` and up to `until`, read from the log without their state."""
+
+    @abstractmethod
     def attempts(self, session_id: str) -> list[AttemptRow]:
         """The compaction attempts of a session, oldest first."""
 

@@ -50,6 +50,12 @@ def test_events_of_some_types_leave_the_others_out(store: TranscriptStore) -> No
     session = filled(store)
     rewinds = [e for e in store.events(session) if e["type"] == "Rewound"]
     assert list(store.iter_events(session, types={"Rewound"}, page_size=4)) == rewinds
+    appended = [e for e in store.events(session) if e["type"] == "MessageAppended"]
+    both = list(store.iter_events(session, types=["MessageAppended", "Rewound"], after=5))
+    assert both == [e for e in store.events(session) if e in appended[4:] or e in rewinds]
+    assert list(store.iter_events(session, types=[])) == []
+    with pytest.raises(SessionNotFoundError):
+        store.iter_events("nope", types={"Rewound"})
 
 
 def test_an_unknown_or_erased_session_raises_at_the_call_before_anything_is_yielded(

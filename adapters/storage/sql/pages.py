@@ -16,6 +16,7 @@ from .dialect import Cursor
 from .rows import RowReader
 
 _ORDER = {"active_messages": "position", "message_history": "seq"}
+MAX_VERSION = 2**63 - 1
 
 
 class PageQueries:
@@ -58,6 +59,20 @@ class PageQueries:
         )
         row = c.fetchone()
         return 0 if row is None else int(row["at"])
+
+    def event_versions(
+        self, c: Cursor, stream: str, topics: list[str], after: int, until: int | None
+    ) -> list[int]:
+        """The versions of a stream's stored events of `topics` in (after, until], through
+        the log's key (stream, version), without reading their state."""
+        c.execute(
+            f"SELECT originator_version AS version FROM {self.rows.dialect.events_table} "
+            f"WHERE originator_id = ? AND topic IN ({', '.join('?' * len(topics))}) "
+            "AND originator_version > ? AND originator_version <= ? "
+            "ORDER BY originator_version",
+            (stream, *topics, after, MAX_VERSION if until is None else until),
+        )
+        return [int(row["version"]) for row in c.fetchall()]
 
     @staticmethod
     def mark(c: Cursor, session_id: str) -> PageMark:

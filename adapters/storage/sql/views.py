@@ -125,6 +125,12 @@ class SQLTranscriptViews(TranscriptViews):
         with self._session(session_id) as c:
             return self.pages.tail_start(c, view, session_id, count)
 
+    def event_versions(
+        self, stream: str, topics: list[str], after: int, until: int | None
+    ) -> list[int]:
+        with self.dialect.reading(snapshot=False) as c:
+            return self.pages.event_versions(c, stream, topics, after, until)
+
     def attempts(self, session_id: str) -> list[AttemptRow]:
         with self._session(session_id) as c:
             return self.queries.attempts(c, session_id)
