@@ -3,9 +3,10 @@
 A command runs in one transaction that holds the store's write lock from its start
 (`Backend.writing`): the session's transcript — kept in memory between calls, replayed from
 its events otherwise, before the lock — is brought up to date with the events stored since
-(fast-forward, under the lock), the command decides, and its events are inserted. Under the
-lock no other writer can store a version in between, so a write never loses a race, and
-writers take the lock in turn. A failure that waiting cures (the lock not obtained in time,
+(fast-forward, under the lock), the command decides, its events are inserted and projected
+into the views (`views`, when set: one commit makes both). Under the lock no other writer
+can store a version in between, so a write never loses a race, and writers take the lock in
+turn. A failure that waiting cures (the lock not obtained in time,
 a dropped connection) is retried until the lock timeout: safe, because the command is run
 again on the transcript as stored, and a command is idempotent (its new message ids are
 chosen before the first attempt).
@@ -19,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import fields
-from functools import partial
+from functools import cache, partial
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -29,6 +30,7 @@ from eventsourcing.utils import Environment, EnvType, TopicError
 
 from ..domain.errors import SessionNotFoundError, StorageError, TranscriptError
 from ..domain.transcript import Transcript, transcript_id
+from ..projections.views import TranscriptViews
 from .retry import StorageCalls
 from .storage import LogTransaction, StoreConfig
 
@@ -38,8 +40,12 @@ Command = Callable[[Transcript | None, LogTransaction], tuple[T, Transcript | No
 _LOCK_STRIPES = 64
 _SESSION_PAGE = 500
 _FIRST_TOPICS = [Transcript.Started.TOPIC, Transcript.Erased.TOPIC]  # a stream begins with one
-_CACHE = {  # recently used transcripts stay in memory; a failed save evicts its transcript
-    "AGGREGATE_CACHE_MAXSIZE": "128",
+# Recently written transcripts stay in memory (about 150 bytes a message: ids, content
+# hashes), so that a gateway writing thousands of live sessions in turn replays none of
+# them; a failed save evicts its transcript.
+CACHED_SESSIONS = 4096
+_CACHE = {
+    "AGGREGATE_CACHE_MAXSIZE": str(CACHED_SESSIONS),
     "AGGREGATE_CACHE_FASTFORWARD": "n",
     "DEEPCOPY_FROM_AGGREGATE_CACHE": "n",
 }
@@ -53,6 +59,7 @@ class TranscriptLog(Application[UUID]):
     """The event-sourcing application that stores Transcript aggregates."""
 
     name = "transcripts"
+    views: TranscriptViews | None = None  # projected in each write's transaction, if set
 
     def __init__(self, config: StoreConfig) -> None:
         self.backend = config.backend
@@ -210,6 +217,8 @@ class TranscriptLog(Application[UUID]):
                 current = self._fast_forward(session_id, transcript, tx, lenient)
                 ran = True
                 result, changed = command(current, tx)
+                if self.views is not None:
+                    self.views.project_written(tx)
         except BaseException:
             if ran:  # the command may have changed the cached transcript
                 self._evict(aggregate_id)
@@ -291,13 +300,19 @@ class TranscriptLog(Application[UUID]):
 
 def _complete(event: Transcript.Event) -> Transcript.Event:
     """The event, if it has every field of its type (a damaged one decodes without some)."""
-    missing = [f.name for f in fields(event) if f.name not in vars(event)]
+    state = vars(event)
+    missing = [name for name in _field_names(type(event)) if name not in state]
     if missing:
         raise TypeError(
             f"{type(event).__name__} at originator_version {event.originator_version} "
             f"has no {', '.join(missing)}"
         )
     return event
+
+
+@cache
+def _field_names(event_type: type) -> tuple[str, ...]:
+    return tuple(field.name for field in fields(event_type))
 
 
 def corrupt_event(session_id: str, version: int, error: BaseException) -> StorageError:

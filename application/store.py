@@ -60,6 +60,7 @@ class TranscriptStore(PagedReads):
                 self._views: TranscriptViews = backend.open_views(self._log, projector)
                 self._views.ensure_current()
                 self._views.catch_up()
+                self._log.views = self._views
             except BaseException:
                 self._log.close()  # and its connections
                 raise

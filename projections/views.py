@@ -157,6 +157,13 @@ class TranscriptViews(ABC):
         """Project the log entries the views have not seen yet; return how many."""
 
     @abstractmethod
+    def project_written(self, transaction: object) -> None:
+        """Project, inside a write transaction of the log (its backend's), the entries it
+        stored and any before them not projected yet, so that the views are current when it
+        commits: one commit per write. Where that cannot be done now (another process holds
+        the views), the entries are left to the next catch-up."""
+
+    @abstractmethod
     def follow(self, stop: Event, on_batch: Callable[[int], None] | None = None) -> int:
         """Project new log entries as they are stored, until `stop` is set; return how many."""
 

@@ -1,8 +1,10 @@
 """Live projection: followers keep the views up to date as the log grows, exactly once.
 
 On PostgreSQL a follower listens (LISTEN/NOTIFY through the library's subscription); on
-SQLite it polls. The rows are read with plain SQL, never through a store query (a query
-would catch the views up by itself).
+SQLite it polls. A store projects its own writes in their transaction, so the writers here
+write behind the views (`WriterBehindTheViews`, as an older release or another program on the
+log does). The rows are read with plain SQL, never through a store query (a query would
+catch the views up by itself).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pytest
 
 from transcripts import TranscriptStore
 
+from support.log import WriterBehindTheViews
 from support.postgres import sql
 from support.rows import active_ids, head, query, tracked
 
@@ -49,12 +52,24 @@ def messages(prefix: str, n: int) -> list[dict]:
 def test_a_follower_projects_what_another_store_object_appends_without_anyone_querying(
     shared_url: str,
 ) -> None:
-    with TranscriptStore.open(shared_url) as follower, TranscriptStore.open(shared_url) as writer:
+    with TranscriptStore.open(shared_url) as follower, WriterBehindTheViews(shared_url) as writer:
         with follower.following_projections():
             writer.start("s")
-            writer.append("s", messages("m", 3))  # appends write events only
+            writer.append("s", messages("m", 3))
             eventually(lambda: active_ids(shared_url, "s") == ["m-0", "m-1", "m-2"])
             assert tracked(shared_url) == head(shared_url)
+
+
+def test_a_stores_own_writes_are_in_the_views_when_they_return_with_no_follower(
+    shared_url: str,
+) -> None:
+    with TranscriptStore.open(shared_url) as store:
+        store.start("s")
+        store.append("s", messages("m", 3))
+        assert active_ids(shared_url, "s") == ["m-0", "m-1", "m-2"]
+        store.compact("s", lambda context: [{"role": "system", "content": "summary"}])
+        assert len(active_ids(shared_url, "s")) == 1
+        assert tracked(shared_url) == head(shared_url)
 
 
 def test_followers_and_readers_catching_up_at_once_project_every_event_exactly_once(
@@ -63,24 +78,25 @@ def test_followers_and_readers_catching_up_at_once_project_every_event_exactly_o
     with (
         TranscriptStore.open(shared_url) as one,
         TranscriptStore.open(shared_url) as two,
-        TranscriptStore.open(shared_url) as writer,
+        TranscriptStore.open(shared_url) as reader,
+        WriterBehindTheViews(shared_url) as writer,
     ):
         writer.start("s")
         with one.following_projections(), two.following_projections():
             for call in range(40):
                 writer.append("s", messages(f"c{call}", 5))
                 if call % 5 == 0:
-                    writer.active("s")  # a reader catching up, racing the followers
+                    reader.active("s")  # a reader catching up, racing the followers
             expected = [f"c{call}-{i}" for call in range(40) for i in range(5)]
             eventually(lambda: active_ids(shared_url, "s") == expected)
         [(history,)] = query(shared_url, "SELECT COUNT(*) FROM message_history")
         assert history == 200
-        assert writer.verify_projections().ok
+        assert reader.verify_projections().ok
         assert tracked(shared_url) == head(shared_url)
 
 
 def test_follow_projects_a_burst_in_batches_and_reports_each_batch(shared_url: str) -> None:
-    with TranscriptStore.open(shared_url) as follower, TranscriptStore.open(shared_url) as writer:
+    with TranscriptStore.open(shared_url) as follower, WriterBehindTheViews(shared_url) as writer:
         writer.start("s")
         batches: list[int] = []
         stop = threading.Event()
@@ -102,7 +118,8 @@ def test_follow_projects_a_burst_in_batches_and_reports_each_batch(shared_url: s
 def test_a_follower_resumes_from_the_tracked_position_and_projects_nothing_twice(
     shared_url: str,
 ) -> None:
-    with TranscriptStore.open(shared_url) as writer:
+    TranscriptStore.open(shared_url).close()  # creates the tables
+    with WriterBehindTheViews(shared_url) as writer:
         writer.start("s")
         writer.append("s", messages("before", 10))
         with TranscriptStore.open(shared_url) as follower:
@@ -120,8 +137,8 @@ def test_a_follower_resumes_from_the_tracked_position_and_projects_nothing_twice
             eventually(lambda: len(active_ids(shared_url, "s")) == 21)
             stop.set()
             thread.join()
-        assert sum(batches) == 4
-        assert writer.verify_projections().ok
+            assert sum(batches) == 4
+            assert follower.verify_projections().ok
 
 
 def test_on_postgresql_a_follower_listens_for_notifications_instead_of_polling(
@@ -160,7 +177,7 @@ def test_the_follow_command_projects_live_and_stops_cleanly_on_a_signal(
     TranscriptStore.open(shared_url).close()
     process = follow_command(shared_url)
     try:
-        with TranscriptStore.open(shared_url) as writer:
+        with WriterBehindTheViews(shared_url) as writer:
             writer.start("s")
             writer.append("s", messages("m", 5))
             eventually(lambda: len(active_ids(shared_url, "s")) == 5)

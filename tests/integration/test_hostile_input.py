@@ -401,11 +401,15 @@ def test_reading_or_writing_a_session_with_a_corrupted_event_is_a_storage_error(
         "events": lambda store: store.events(SICK),
         "active_at": lambda store: store.active_at(SICK, 3),
         "append": lambda store: store.append(SICK, [{"role": "user", "content": "more"}]),
-        # its active context cannot be read: nothing is attempted
-        "compact": lambda store: store.compact(SICK, lambda messages: messages[:1]),
     }
     with TranscriptStore.open(f"sqlite:///{sick_file}") as store:
-        if call == "events" and damage is CORRUPTIONS["a message that is a list"]:
+        if call == "compact":
+            # The views projected the event before it was damaged; the commit replays the
+            # log, meets it, and fails as storage trouble does: nothing is written.
+            result = store.compact(SICK, lambda messages: messages[:1])
+            assert (result.committed, result.failure) == (False, "storage_error")
+            assert "a stored event is corrupt (version 3" in (result.error or "")
+        elif call == "events" and damage is CORRUPTIONS["a message that is a list"]:
             # The raw log shows an event that decodes, damaged as it is; replaying it fails.
             assert isinstance(store.events(SICK)[2]["data"]["message"], list)
         else:

@@ -1,10 +1,10 @@
 """Storage trouble is a typed error, and never loses or duplicates what was acknowledged.
 
 SQLite: another connection holds the file's write lock (BEGIN IMMEDIATE) past the store's
-short lock timeout while the store's views are behind the log (another store appended after
-it opened): every call that must catch the views up first — `active`, `history`, `sessions`,
-`search`, `begin_compaction`, `verify_projections`, `rebuild_projections`, and the writes —
-raises `StorageError` (not the library's OperationalError); `compact` and
+short lock timeout while the store's views are behind the log (a writer without the views
+appended after it opened): every call that must catch the views up first — `active`,
+`history`, `sessions`, `search`, `begin_compaction`, `verify_projections`,
+`rebuild_projections`, and the writes — raises `StorageError` (not the library's OperationalError); `compact` and
 `commit_compaction` never raise for it: they return `committed=False` with failure
 `storage_error` (or `committed=True` if the write landed). Nothing changes.
 
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from support.log import WriterBehindTheViews
 from support.postgres import connect
 from support.rows import log_rows, write_lock_held
 from transcripts import (
@@ -41,8 +42,9 @@ HOLD = 4.0  # seconds the other connection holds the write lock: well past the t
 
 @pytest.fixture
 def behind(sqlite_url: str) -> Iterator[tuple[TranscriptStore, Any]]:
-    """A store (lock timeout 0.5 s) whose views are behind the log: another store appended
-    and compacted after it opened. Also an attempt it began before that."""
+    """A store (lock timeout 0.5 s) whose views are behind the log: a writer without the
+    views appended and started a session after it opened. Also an attempt it began before
+    that."""
     with TranscriptStore.open(sqlite_url) as writer:
         writer.start(S)
         writer.append(
@@ -51,7 +53,7 @@ def behind(sqlite_url: str) -> Iterator[tuple[TranscriptStore, Any]]:
     reader = TranscriptStore.open(sqlite_url, lock_timeout=LOCK_TIMEOUT)
     try:
         attempt = reader.begin_compaction(S)
-        with TranscriptStore.open(sqlite_url) as writer:
+        with WriterBehindTheViews(sqlite_url) as writer:
             writer.append(S, [{"id": "late", "role": "user", "content": "hello late"}])
             writer.start("other")
         yield reader, attempt

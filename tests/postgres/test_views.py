@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 from transcripts import MAX_ID_LENGTH, StorageError, TranscriptStore
+from transcripts.adapters.storage.postgres.dialect import advisory_key
 
-from support.postgres import EVENTS_TABLE, sql
+from support.postgres import EVENTS_TABLE, connect, sql
 from support.rows import ORDERED_TABLES, head, row_counts, tracked
 
 PUBLIC_TABLES = tuple(ORDERED_TABLES)  # every table a projection writes
@@ -190,3 +191,21 @@ def test_a_corrupted_stored_event_is_quarantined_and_the_other_sessions_are_proj
         assert [problem.kind for problem in report.problems] == ["quarantined"]
         assert {s["id"]: s["quarantined"] for s in store.sessions()} == {"good": 0, "bad": 1}
     assert row_counts(postgres_url)["message_history"] == 1
+
+
+def test_a_write_that_finds_the_views_busy_leaves_them_to_the_next_read_and_does_not_wait(
+    postgres_url: str,
+) -> None:
+    key = advisory_key("views", EVENTS_TABLE)  # what a catch-up or a rebuild holds
+    with (
+        TranscriptStore.open(postgres_url, lock_timeout=1) as store,
+        connect(postgres_url) as other,
+    ):
+        store.start("s")
+        other.execute("SELECT pg_advisory_lock(%s)", (key,))
+        store.append("s", [{"id": "m1", "role": "user", "content": "while busy"}])
+        assert tracked(postgres_url) < head(postgres_url)  # stored, not projected
+        other.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        assert [m["id"] for m in store.active("s")] == ["m1"]  # the read caught up
+        store.append("s", [{"id": "m2", "role": "user", "content": "views free"}])
+        assert tracked(postgres_url) == head(postgres_url)

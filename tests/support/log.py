@@ -95,3 +95,30 @@ def write_behind_the_views(
         return [transcript.session_id for transcript in transcripts]
     finally:
         log.close()
+
+
+class WriterBehindTheViews:
+    """A writer without the views (as an older release, or a process of another program on
+    the log, writes): its events are stored, and no view sees them until a store catches
+    up (a query of a session it wrote, `catch_up_projections`, a follower, an open)."""
+
+    def __init__(self, url: str) -> None:
+        self._log = bare_log(url)
+
+    def __enter__(self) -> WriterBehindTheViews:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._log.close()
+
+    def start(self, session_id: str) -> None:
+        self._log.start(session_id, source="api", model=None, parent_id=None, metadata={})
+
+    def append(self, session_id: str, messages: list[dict[str, Any]]) -> None:
+        self._log.write(session_id, lambda transcript: transcript.append(messages))
+
+
+def append_behind_the_views(url: str, session_id: str, messages: list[dict[str, Any]]) -> None:
+    """Append to a session as a writer without the views does (`WriterBehindTheViews`)."""
+    with WriterBehindTheViews(url) as writer:
+        writer.append(session_id, messages)

@@ -36,6 +36,7 @@ from psycopg.adapt import Loader
 
 from ..sql.dialect import Dialect
 from ..sql.schema import LIVE, NEXT, REBUILD_SUFFIX, ColumnTypes
+from .transactions import PostgresLogTransaction
 
 # The SHA-256 of an id's UTF-8 bytes, for keys. IMMUTABLE, as index expressions must be:
 # `convert_to` is only STABLE because it reads the database's encoding, which never changes.
@@ -109,11 +110,13 @@ class PostgresDialect(Dialect):
         super().__init__(events_table, tracker, tracking_table)
         self.datastore = datastore
         lock_ms = max(1, datastore.lock_timeout) * 1000
+        views_key = advisory_key("views", events_table)
         self._write_lock = (
             "SET LOCAL synchronous_commit = off; "
             f"SET LOCAL lock_timeout = '{lock_ms}ms'; "
-            f"SELECT pg_advisory_xact_lock({advisory_key('views', events_table)})"
+            f"SELECT pg_advisory_xact_lock({views_key})"
         )
+        self._try_write_lock = f"SELECT pg_try_advisory_xact_lock({views_key}) AS locked"
 
     @contextmanager
     def reading(self, *, snapshot: bool = True) -> Iterator[QmarkCursor]:
@@ -133,6 +136,17 @@ class PostgresDialect(Dialect):
             cursor.execute(self._write_lock)
             cursor.adapters.register_loader("json", _OrjsonLoader)
             yield QmarkCursor(cursor)
+
+    def log_cursor(self, transaction: object) -> QmarkCursor | None:
+        """The log transaction's cursor, once it holds the views' write lock too; None if
+        another transaction holds it (a catch-up, a rebuild): never waited for."""
+        assert isinstance(transaction, PostgresLogTransaction)
+        cursor = transaction.cursor
+        cursor.execute(self._try_write_lock, prepare=True)
+        if not cursor.fetchone()["locked"]:
+            return None
+        cursor.adapters.register_loader("json", _OrjsonLoader)
+        return QmarkCursor(cursor)
 
     def create_tables(self, statements: Sequence[str]) -> None:
         self.tracker.create_table()

@@ -110,6 +110,11 @@ class CatchUp:
             f"SELECT {current} AS current, s.transcript_id, s.erased_at, s.quarantined "
             "FROM (SELECT 1 AS one) AS one LEFT JOIN sessions AS s ON s.session_id = ?"
         )
+        self._session_active = (  # the state and, if current, the active messages: one trip
+            f"SELECT st.*, a.message FROM ({self._session_state}) AS st "
+            "LEFT JOIN active_messages AS a ON st.current AND a.session_id = ? "
+            "ORDER BY a.position"
+        )
 
     def head(self, c: Cursor) -> int:
         """The log's last position."""
@@ -124,7 +129,17 @@ class CatchUp:
     def session_state(self, c: Cursor, session_id: str) -> SessionState:
         """Whether the live views reflect the whole log, and what they hold of a session."""
         c.execute(self._session_state, (TRACKING_NAME, session_id))
-        row = c.fetchone()
+        return self._state(c.fetchone())
+
+    def session_active(self, c: Cursor, session_id: str) -> tuple[SessionState, list[Any]]:
+        """What `session_state` says, and the session's active messages as stored (JSON) if
+        the views are current, in one statement."""
+        c.execute(self._session_active, (TRACKING_NAME, session_id, session_id))
+        rows = c.fetchall()
+        state = self._state(rows[0])
+        return state, [row["message"] for row in rows] if rows[0]["message"] is not None else []
+
+    def _state(self, row: Any) -> SessionState:
         erased = row["erased_at"]
         return SessionState(
             bool(row["current"]),
@@ -181,8 +196,8 @@ class CatchUp:
         c.execute("SAVEPOINT batch")
         try:
             self.writer.write(c, tables, self._projected(c, tables, entries))
-        except Exception:
-            c.execute("ROLLBACK TO SAVEPOINT batch")
+        except Exception as fault:
+            _roll_back_to(c, "batch", fault)
             for entry in entries:  # one by one, to quarantine exactly the entries at fault
                 self._project_alone(c, tables, entry)
         c.execute("RELEASE SAVEPOINT batch")
@@ -231,7 +246,7 @@ class CatchUp:
         try:
             self.writer.write(c, tables, self._projected(c, tables, [entry]))
         except Exception as fault:
-            c.execute("ROLLBACK TO SAVEPOINT entry")
+            _roll_back_to(c, "entry", fault)
             reason = f"the views could not take it: {type(fault).__name__}: {fault}"
             session = _CursorState(self.rows, c, tables).load_session(entry.transcript_id)
             self.writer.quarantine(
@@ -255,3 +270,13 @@ class CatchUp:
                     (session.session_id,),
                 )
         c.execute("RELEASE SAVEPOINT entry")
+
+
+def _roll_back_to(c: Cursor, savepoint: str, fault: Exception) -> None:
+    """Roll back to `savepoint`; if the database ended the whole transaction on `fault` (as
+    SQLite does on a full disk or an I/O error), raise `fault`: it is storage trouble, for
+    the caller, not an entry the views could not take."""
+    try:
+        c.execute(f"ROLLBACK TO SAVEPOINT {savepoint}")
+    except Exception:
+        raise fault from None

@@ -46,6 +46,11 @@ class Dialect(ABC):
         the end. `rebuilding`: one of a rebuild's bulk transactions (which may be tuned)."""
 
     @abstractmethod
+    def log_cursor(self, transaction: object) -> Cursor | None:
+        """A cursor to project the views with inside a write transaction of the log (the
+        backend's `LogTransaction`), or None if they cannot be projected in it now."""
+
+    @abstractmethod
     def create_tables(self, statements: Sequence[str]) -> None:
         """Create the tracking table and run the views' CREATE statements."""
 

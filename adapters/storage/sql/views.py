@@ -1,11 +1,11 @@
 """The read models on a SQL database, whatever the dialect: plain tables users may query.
 
-Writes only append events; every query first brings the views up to the log head (a batch
-per transaction, `catch_up`), so a read reflects every write that returned before it, in
-any process, and a burst of appends is projected in one batch. The views are composed of
-a `Dialect` (transactions, types, catalog), a `SearchIndex` and a follower (how new events
-are noticed: polling, unless the backend can be notified), and of the parts doing the work:
-`queries`, `rows`, `writing`, `catch_up` and `rebuild`.
+A store's write projects its events in its own transaction (`project_written`); every
+query first brings the views up to the log head (a batch per transaction, `catch_up`), so a
+read reflects every write that returned before it, by any writer in any process. The views
+are composed of a `Dialect` (transactions, types, catalog), a `SearchIndex` and a follower
+(how new events are noticed: polling, unless the backend can be notified), and of the parts
+doing the work: `queries`, `rows`, `writing`, `catch_up` and `rebuild`.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from ....projections.views import (
     ViewStatus,
 )
 from ..sealing import content_columns
-from .catch_up import TRACKING_NAME, CatchUp, Followed, SessionState
+from .catch_up import BATCH_SIZE, TRACKING_NAME, CatchUp, Followed, SessionState
 from .dialect import Cursor, Dialect
 from .pages import PageQueries
 from .queries import ViewQueries
@@ -103,8 +103,14 @@ class SQLTranscriptViews(TranscriptViews):
     # -- queries ---------------------------------------------------------------------------
 
     def active(self, session_id: str) -> list[Message]:
-        with self._session(session_id) as c:
-            return self.queries.active(c, session_id)
+        while True:  # `_session` and its query in one statement: the turn cycle's read
+            with self.dialect.reading(snapshot=False) as c:
+                state, messages = self._catch_up.session_active(c, session_id)
+                if state.current:
+                    self._check(c, session_id, state)
+                    load = self.queries.rows.json_content
+                    return [load(message) for message in messages]
+            self.catch_up()
 
     def history(self, session_id: str) -> list[HistoryRow]:
         with self._session(session_id) as c:
@@ -205,6 +211,12 @@ class SQLTranscriptViews(TranscriptViews):
 
     def catch_up(self, progress: Progress | None = None) -> int:
         return self._catch_up.run(progress=progress)
+
+    def project_written(self, transaction: object) -> None:
+        cursor = self.dialect.log_cursor(transaction)
+        if cursor is not None:  # every entry up to the head, in batches
+            while self._catch_up.batch(cursor, LIVE, TRACKING_NAME) == BATCH_SIZE:
+                pass
 
     def follow(self, stop: threading.Event, on_batch: Callable[[int], None] | None = None) -> int:
         return self.follower(self._catch_up, stop, on_batch)

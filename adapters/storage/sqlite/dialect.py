@@ -20,7 +20,7 @@ from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore, SQLiteTrackingRe
 
 from ..sql.dialect import Dialect
 from ..sql.schema import ColumnTypes
-from .transactions import library_errors, writers_turn
+from .transactions import SQLiteLogTransaction, library_errors, writers_turn
 
 SQLITE_COLUMNS = ColumnTypes(
     text="TEXT",
@@ -83,6 +83,11 @@ class SQLiteDialect(Dialect):
                 finally:
                     for name, (_, after) in settings.items():
                         cursor.execute(f"PRAGMA {name} = {after}")
+
+    def log_cursor(self, transaction: object) -> SQLiteCursor:
+        """The log transaction's own cursor: it holds the file's write lock, the views'."""
+        assert isinstance(transaction, SQLiteLogTransaction)
+        return transaction.cursor
 
     def create_tables(self, statements: Sequence[str]) -> None:
         try:

@@ -13,7 +13,7 @@ import pytest
 from transcripts import StorageError, TranscriptStore
 from transcripts.domain.transcript import transcript_id
 
-from support.log import expected_summary, fold_of
+from support.log import append_behind_the_views, expected_summary, fold_of
 from support.rows import connect, head, tracked
 
 SICK, WELL = "sick", "well"
@@ -131,10 +131,12 @@ def test_a_catch_up_quarantines_an_event_the_views_had_not_seen_and_goes_on(
     with TranscriptStore.open(sqlite_url) as store:
         write_two_sessions(store)
         store.catch_up_projections()
-        store.append(
-            SICK, [{"id": "late", "role": "user", "content": "written, not yet projected"}]
+        append_behind_the_views(
+            sqlite_url, SICK, [{"id": "late", "role": "user", "content": "not yet projected"}]
         )
-        store.append(WELL, [{"id": "w-late", "role": "user", "content": "after the bad one"}])
+        append_behind_the_views(
+            sqlite_url, WELL, [{"id": "w-late", "role": "user", "content": "after the bad one"}]
+        )
         position = position_of(sqlite_url, SICK, 5)
         with connect(sqlite_url) as db:
             corrupt_payload(db, position)
@@ -156,8 +158,8 @@ def test_a_store_opened_on_lagging_views_quarantines_the_corrupt_event_while_cat
 ) -> None:
     with TranscriptStore.open(sqlite_url) as store:
         write_two_sessions(store)
-        store.append(WELL, [{"id": "w3", "role": "user", "content": "never read"}])
-        store.append(SICK, [{"id": "s3", "role": "user", "content": "never read"}])
+    append_behind_the_views(sqlite_url, WELL, [{"id": "w3", "role": "user", "content": "unread"}])
+    append_behind_the_views(sqlite_url, SICK, [{"id": "s3", "role": "user", "content": "unread"}])
     position = position_of(sqlite_url, WELL, 6)
     assert tracked(sqlite_url) < position < head(sqlite_url)  # the views have not seen it
     with connect(sqlite_url) as db:

@@ -1,0 +1,180 @@
+"""Reopen benchmark: what a new process pays before its first write, as the history grows.
+
+    python benchmarks/reopen.py              # ~3 min; prints a table
+    python benchmarks/reopen.py --check      # exit 1 if a target is missed
+    python benchmarks/reopen.py --help
+
+One SQLite file store holds a short session (`--short`, 1,000 messages) and a long one
+(`--long`, 100,000). In interleaved rounds, a fresh process opens the store and appends one
+message to one of them, timing that first append and reading its memory (VmRSS before it,
+the high-water mark after it, reset in between where Linux allows):
+
+  (a) the first append to the long session vs to the short one. Target <= 2: the process
+      replays the session's events to decide the write (see README, Performance).
+  (b) the memory that first append takes, long vs short. Target: flat (<= 1.5).
+
+Then, once: (c) catch-up throughput: `--behind` (100,000) events stored by a writer
+without the views (the event-sourcing library alone, as an older release would), projected
+when the next store opens. Target >= 30,000 events/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import harness
+from transcripts import TranscriptStore
+from transcripts.application.event_log import TranscriptLog
+from transcripts.application.storage import StoreConfig
+from transcripts.domain.transcript import Transcript
+
+TARGET_TIME = 2.0
+TARGET_MEMORY = 1.5
+TARGET_CATCH_UP = 30_000  # events/s
+
+SHORT, LONG = "short", "long"
+
+
+def status_kb(field: str) -> int:
+    """A kB field of /proc/self/status (VmRSS, VmHWM); 0 if absent."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def first_append_child(url: str, session: str) -> None:
+    """In the fresh process: open, append once, print seconds and kB taken (JSON)."""
+    store = TranscriptStore.open(url)
+    gc.collect()
+    before = status_kb("VmRSS")
+    try:  # reset the high-water mark, so that the peak is the append's own
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+    started = time.perf_counter()
+    store.append(session, [harness.make_message(400, 1)])
+    seconds = time.perf_counter() - started
+    print(json.dumps({"seconds": seconds, "kb": status_kb("VmHWM") - before}))
+    store.close()
+
+
+def catch_up_child(url: str) -> None:
+    """In the fresh process: open the store (which catches its views up); print seconds."""
+    started = time.perf_counter()
+    TranscriptStore.open(url).close()
+    print(json.dumps({"seconds": time.perf_counter() - started}))
+
+
+def in_fresh_process(*arguments: str) -> dict[str, Any]:
+    """Run this script with `arguments` in a new interpreter; the JSON it prints."""
+    output = subprocess.run(
+        [sys.executable, __file__, *arguments], check=True, capture_output=True, text=True
+    )
+    result: dict[str, Any] = json.loads(output.stdout.strip().splitlines()[-1])
+    return result
+
+
+def seed(url: str, sessions: dict[str, int], chars: int) -> None:
+    """Start each session and append its messages, 1,000 per call."""
+    with TranscriptStore.open(url, durability="normal") as store:
+        for session, count in sessions.items():
+            store.start(session, source="benchmark")
+            for first in range(0, count, 1000):
+                messages = range(first, min(count, first + 1000))
+                store.append(session, [harness.make_message(chars, n) for n in messages])
+
+
+def write_behind_the_views(url: str, events: int, chars: int) -> None:
+    """`events` events in sessions of 1,000, stored with the library alone: no view sees
+    them until a store catches up."""
+    log = TranscriptLog(StoreConfig.from_url(url))
+    try:
+        for k in range(0, events, 1000):
+            transcript = Transcript.start(
+                f"behind-{k}", source="benchmark", model=None, parent_id=None, metadata={}
+            )
+            count = min(1000, events - k) - 1  # the Started event counts
+            transcript.append([harness.make_message(chars, n) for n in range(count)])
+            log.save(transcript)
+    finally:
+        log.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the options; run in a scratch directory (or be a child process)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--first-append-child"]:
+        first_append_child(argv[1], argv[2])
+        return 0
+    if argv[:1] == ["--catch-up-child"]:
+        catch_up_child(argv[1])
+        return 0
+    parser = harness.new_parser(__doc__)
+    harness.add_count(parser, "--rounds", 5, "fresh processes per session")
+    harness.add_count(parser, "--short", 1_000, "messages in the short session")
+    harness.add_count(parser, "--long", 100_000, "messages in the long session")
+    harness.add_count(parser, "--behind", 100_000, "events written behind the views")
+    harness.add_chars_option(parser, 400)
+    harness.add_scratch_options(parser)
+    harness.add_seed_option(parser)
+    harness.add_check_option(parser)
+    args = parser.parse_args(argv)
+    return harness.run_in_scratch_directory(args, run)
+
+
+def run(args: argparse.Namespace, directory: Path) -> int:
+    """Seed, measure fresh processes in interleaved rounds, print the tables."""
+    rng = random.Random(args.seed)
+    url = f"sqlite:///{directory / 'store.db'}"
+    started = time.perf_counter()
+    seed(url, {SHORT: args.short, LONG: args.long}, args.chars)
+    seeded = time.perf_counter() - started
+    results: dict[str, list[dict[str, Any]]] = {SHORT: [], LONG: []}
+    for _ in range(args.rounds):
+        for session in rng.sample([SHORT, LONG], 2):
+            results[session].append(in_fresh_process("--first-append-child", url, session))
+    write_behind_the_views(url, args.behind, args.chars)
+    caught_up = in_fresh_process("--catch-up-child", url)["seconds"]
+
+    print(harness.title("reopen", ("eventsourcing",)))
+    harness.print_directory(
+        directory,
+        f"sessions of {args.short:,} and {args.long:,} messages, seeded in {seeded:.0f} s",
+    )
+    print(f"{'first append in a fresh process':44} {'median ms':>10} {'peak MB':>8}")
+    for session, count in ((SHORT, args.short), (LONG, args.long)):
+        seconds = statistics.median(r["seconds"] for r in results[session])
+        megabytes = statistics.median(r["kb"] for r in results[session]) / 1024
+        print(f"{f'{count:,} messages':44} {seconds * 1000:>10,.1f} {megabytes:>8,.1f}")
+    rate = args.behind / caught_up
+    print(f"catch-up of {args.behind:,} events behind the views: {caught_up:.1f} s\n")
+
+    verdicts = harness.Verdicts()
+    time_ratios = [
+        long["seconds"] / short["seconds"]
+        for long, short in zip(results[LONG], results[SHORT], strict=True)
+    ]
+    memory_ratios = [
+        max(long["kb"], 1) / max(short["kb"], 1)
+        for long, short in zip(results[LONG], results[SHORT], strict=True)
+    ]
+    verdicts.ratio("(a) first append, long / short", time_ratios, TARGET_TIME, at_most=True)
+    verdicts.ratio("(b) its memory, long / short", memory_ratios, TARGET_MEMORY, at_most=True)
+    verdicts.line(
+        "(c) catch-up, events/s", f"{rate:,.0f}", "-", rate, TARGET_CATCH_UP, at_most=False
+    )
+    return verdicts.exit_code(args.check)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
