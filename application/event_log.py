@@ -159,6 +159,21 @@ class TranscriptLog(Application[UUID]):
             except StorageError:
                 continue
 
+    def stored_page(
+        self, session_id: str, after: int, size: int, until: int | None = None
+    ) -> Sequence[StoredEvent]:
+        """Up to `size` stored events of a session after version `after` (up to `until`),
+        not decoded."""
+        stream = transcript_id(session_id)
+        return self.calls.run(
+            lambda: self.recorder.select_events(stream, gt=after, lte=until, limit=size),
+            f"read session {session_id!r}",
+        )
+
+    def decoded(self, session_id: str, stored: StoredEvent) -> Transcript.Event:
+        """A stored event of the session, decoded; StorageError naming its version if not."""
+        return self._decoded(session_id, stored)
+
     def session_ids(self) -> Iterator[str]:
         position: int | None = None
         while True:

@@ -35,6 +35,7 @@ from . import arguments, maintenance
 from .compaction import Compactions, Summarize
 from .event_log import UNREADABLE, TranscriptLog, corrupt_session
 from .explaining import explain
+from .paging import PagedReads
 from .results import CompactionAttempt, CompactionResult, Erasure, event_entry, history_entry
 from .rewind import rewind_once
 from .storage import StoreConfig
@@ -43,7 +44,7 @@ from .stored_log import StoredLog
 T = TypeVar("T")
 
 
-class TranscriptStore:
+class TranscriptStore(PagedReads):
     """An append-only, event-sourced store of agent transcripts."""
 
     def __init__(self, config: StoreConfig, *, projector: type[Projector] = Projector) -> None:

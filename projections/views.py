@@ -11,6 +11,9 @@ from ..domain.messages import Message
 from .rows import ActiveRow, AttemptRow, HistoryRow, QuarantineRow, SessionRow
 
 Progress = Callable[[int, int], None]  # progress(done, total)
+# What changes when a session's active context is rewritten or cut: (compactions committed,
+# messages rewound). A page read under another mark than the first does not follow on.
+PageMark = tuple[int, int]
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,28 @@ class TranscriptViews(ABC):
     @abstractmethod
     def history(self, session_id: str) -> list[HistoryRow]:
         """Every message of a session in storage order."""
+
+    @abstractmethod
+    def active_page(
+        self, session_id: str, after: int, size: int
+    ) -> tuple[PageMark, list[tuple[int, Message]]]:
+        """Up to `size` (position, message) of the active context after position `after`."""
+
+    @abstractmethod
+    def history_page(self, session_id: str, after: int, size: int) -> list[HistoryRow]:
+        """Up to `size` message_history rows after seq `after`, in storage order."""
+
+    @abstractmethod
+    def tail_start(self, session_id: str, view: str, count: int) -> int:
+        """The position (`active_messages`) or seq (`message_history`) after which the last
+        `count` rows of the session begin (0 when it has no more rows than that)."""
+
+    @abstractmethod
+    def event_versions(
+        self, stream: str, topics: list[str], after: int, until: int | None
+    ) -> list[int]:
+        """The versions of the stored events of `stream` (a transcript id, hex) with one of
+        `topics`, after `after` and up to `until`, read from the log without their state."""
 
     @abstractmethod
     def attempts(self, session_id: str) -> list[AttemptRow]:

@@ -1,4 +1,5 @@
-"""Read commands: info, sessions, show, history, audit, events, explain."""
+"""Read commands: info, sessions, audit, explain (and, from `session_reads`, show, history,
+events)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,15 @@ from typing import Any
 import click
 
 from ... import MessageNotFoundError, TranscriptError, TranscriptStore
-from ..exporters.timeline import Boundary, Entry, Rewind, timeline, tokens_saved
+from ..exporters.timeline import tokens_saved
 from .render import status_table, to_json
 from .render_read import (
     audit_summary,
     audit_table,
-    context_table,
-    events_table,
     explanation_lines,
-    plural,
     sessions_table,
-    timeline_table,
 )
+from .session_reads import events, history, show
 from .support import console, json_option, parse_since, with_store
 
 
@@ -121,62 +119,6 @@ def sessions(
 
 
 @click.command()
-@click.argument("session_id", metavar="SESSION")
-@click.option(
-    "--as-of",
-    "as_of",
-    type=click.IntRange(min=1),
-    metavar="VERSION",
-    help="The active context right after event VERSION of the session (see `events`).",
-)
-@json_option
-@with_store
-def show(store: TranscriptStore, session_id: str, as_of: int | None, as_json: bool) -> None:
-    """Show the active context of a session: the messages a model would see, in order.
-
-    Example: transcripts show 20260830_141200_d4e5f6 --as-of 12
-    """
-    if as_of is None:
-        messages = store.active(session_id)
-        title = f"Active context of {session_id}"
-    else:
-        messages = store.active_at(session_id, as_of)
-        title = f"Active context of {session_id} at version {as_of}"
-    if as_json:
-        click.echo(to_json(messages))
-        return
-    console().print(context_table(messages, title))
-
-
-@click.command()
-@click.argument("session_id", metavar="SESSION")
-@json_option
-@with_store
-def history(store: TranscriptStore, session_id: str, as_json: bool) -> None:
-    """Show every message ever stored, superseded and rewound ones too, with each compaction
-    and each rewind where it happened.
-
-    Rows: the event version (v), the message id, its role, its state (active, active summary,
-    superseded by a compaction, rewound by a rewind; restored if appended again after a
-    rewind) and its content; each compaction attempt and each rewind is a boundary row
-    between the messages stored before and after it.
-
-    Example: transcripts history 20260830_141200_d4e5f6
-    """
-    items = timeline(store, session_id)
-    entries = [item for item in items if isinstance(item, Entry)]
-    if as_json:
-        click.echo(to_json([entry.as_json() for entry in entries]))
-        return
-    attempts = sum(isinstance(item, Boundary) for item in items)
-    rewinds = sum(isinstance(item, Rewind) for item in items)
-    counts = f"{plural(len(entries), 'message')}, {plural(attempts, 'compaction attempt')}"
-    counts += f", {plural(rewinds, 'rewind')}" if rewinds else ""
-    title = f"History of {session_id} ({counts})"
-    console().print(timeline_table(items, title))
-
-
-@click.command()
 @click.argument("session_id", metavar="[SESSION]", required=False)
 @click.option("--failed", is_flag=True, help="Only the failed attempts.")
 @json_option
@@ -206,22 +148,6 @@ def audit(store: TranscriptStore, session_id: str | None, failed: bool, as_json:
     else:
         console().print(audit_table(attempts, with_sessions=session_id is None))
         click.echo(audit_summary(attempts))
-
-
-@click.command()
-@click.argument("session_id", metavar="SESSION")
-@json_option
-@with_store
-def events(store: TranscriptStore, session_id: str, as_json: bool) -> None:
-    """Show the raw event log of a session, one event per version.
-
-    Example: transcripts events 20260830_141200_d4e5f6 --json
-    """
-    log = store.events(session_id)
-    if as_json:
-        click.echo(to_json(log))
-    else:
-        console().print(events_table(log, f"Events of {session_id}"))
 
 
 @click.command()

@@ -11,14 +11,19 @@ from rich.table import Table
 from ..exporters.timeline import (
     Boundary,
     Item,
-    Rewind,
-    boundary_text,
-    rewind_text,
-    state,
     tokens_saved,
     when,
 )
 from .render import make_table, short_id, snippet
+from .table_rows import (
+    CONTEXT_COLUMNS,
+    EVENT_COLUMNS,
+    TIMELINE_COLUMNS,
+    add_rows,
+    context_row,
+    event_row,
+    timeline_row,
+)
 
 
 def sessions_table(sessions: Sequence[dict[str, Any]]) -> Table:
@@ -75,57 +80,27 @@ def message_table(title: str, *columns: str) -> Table:
     return table
 
 
-def context_table(messages: Sequence[dict[str, Any]], title: str) -> Table:
-    """The active context: position, id, role, content."""
-    table = message_table(title, "#", "id", "role", "content")
-    for position, message in enumerate(messages, 1):
-        table.add_row(str(position), message["id"], message["role"], snippet(message))
+def context_table(messages: Sequence[dict[str, Any]], title: str, first: int = 1) -> Table:
+    """The active context: position (from `first`), id, role, content."""
+    table = message_table(title, *CONTEXT_COLUMNS)
+    add_rows(table, [context_row(n, message) for n, message in enumerate(messages, first)])
     table.caption = plural(len(messages), "message")
     return table
 
 
-def timeline_table(items: Sequence[Item], title: str) -> Table:
+def timeline_table(
+    items: Sequence[Item], title: str, compaction_versions: dict[str, int] | None = None
+) -> Table:
     """Every message with its state; each compaction attempt and each rewind as a boundary
-    row where it happened.
-
-    A superseded message names the version of the compaction that superseded it, a rewound
-    one the version of the rewind: the `v` of its boundary row; a restored message the
-    version of the append that restored it.
-    """
-    table = message_table(title, "v", "id", "role", "state", "content")
-    versions = {item.attempt["id"]: item.version for item in items if isinstance(item, Boundary)}
-    for item in items:
-        if isinstance(item, Boundary):
-            table.add_section()
-            attempt = item.attempt
-            table.add_row(
-                str(item.version),
-                attempt["id"],
-                "",
-                attempt["status"],
-                ("compaction: " if attempt["status"] == "committed" else "compaction failed: ")
-                + boundary_text(attempt),
-                style="bold green" if attempt["status"] == "committed" else "bold red",
-                end_section=True,
-            )
-            continue
-        if isinstance(item, Rewind):
-            table.add_section()
-            table.add_row(
-                str(item.version), "", "", "rewind", rewind_text(item),
-                style="bold yellow", end_section=True,
-            )  # fmt: skip
-            continue
-        entry = item.history
-        message = entry["message"]
-        table.add_row(
-            str(item.version),
-            entry["id"],
-            message["role"],
-            state(item, versions),
-            snippet(message),
-            style=None if entry["active"] else "dim",
-        )
+    row where it happened (see `timeline_row`). `compaction_versions`: of every attempt
+    (else of the ones among the items)."""
+    table = message_table(title, *TIMELINE_COLUMNS)
+    versions = compaction_versions
+    if versions is None:
+        versions = {
+            item.attempt["id"]: item.version for item in items if isinstance(item, Boundary)
+        }
+    add_rows(table, [timeline_row(item, versions) for item in items])
     return table
 
 
@@ -223,39 +198,9 @@ def hermes_summary(reports: Sequence[Any], *, dry_run: bool) -> str:
 
 
 def events_table(events: Sequence[dict[str, Any]], title: str) -> Table:
-    table = make_table(title, "v", "at (UTC)", "type", "data")
-    for event in events:
-        table.add_row(str(event["version"]), when(event["at"]), event["type"], event_text(event))
+    table = make_table(title, *EVENT_COLUMNS)
+    add_rows(table, [event_row(event) for event in events])
     return table
-
-
-def event_text(event: dict[str, Any]) -> str:
-    """A one-line summary of an event's data."""
-    data = event["data"]
-    kind = event["type"]
-    if kind == "Started":
-        parts = [f"source={data['source']}", f"model={data['model']}"]
-        if data["parent_id"]:
-            parts.append(f"parent={data['parent_id']}")
-        if data["metadata"]:
-            parts.append(f"metadata keys: {', '.join(sorted(data['metadata']))}")
-        return ", ".join(parts)
-    if kind == "MessageAppended":
-        message = data["message"]
-        return f"{data['message_id']} {message['role']}: {snippet(message)}"
-    if kind == "CompactionCommitted":
-        return (
-            f"{short_id(data['compaction_id'])} "
-            f"superseded {data['replaced'] - len(data['kept'])}, "
-            f"kept {len(data['kept'])}, added {len(data['added'])}"
-            + (f" ({data['reason']})" if data["reason"] else "")
-        )
-    if kind == "CompactionFailed":
-        return f"{short_id(data['compaction_id'])} {data['failure']}: {data['error']}"
-    if kind == "Rewound":
-        text = f"rewound {len(data['message_ids'])}: {', '.join(data['message_ids'])}"
-        return text + (f" ({data['reason']})" if data["reason"] else "")
-    return ", ".join(sorted(data))
 
 
 def explanation_lines(explained: dict[str, Any]) -> list[str]:

@@ -9,7 +9,7 @@ import click
 
 from ... import TranscriptError, TranscriptStore
 from ..exporters.jsonl import jsonl_lines
-from ..exporters.markdown import session_markdown
+from ..exporters.markdown import markdown_chunks
 from ..importers.hermes import import_hermes
 from ..importers.jsonl import JsonlSession, import_session, read_jsonl
 from .render import progress_bar, to_json
@@ -135,12 +135,13 @@ def export(store: TranscriptStore, session_id: str, format_: str, whole_history:
     Example: transcripts export 20260830_141200_d4e5f6 --format md --history > session.md
     """
     if format_ == "md":
-        click.echo(session_markdown(store, session_id, history=whole_history), nl=False)
+        for chunk in markdown_chunks(store, session_id, history=whole_history):
+            click.echo(chunk, nl=False)
         return
     if whole_history:
-        messages = [entry["message"] for entry in store.history(session_id)]
+        messages = (entry["message"] for entry in store.iter_history(session_id))
     else:
-        messages = store.active(session_id)
+        messages = store.iter_active(session_id)
     for line in jsonl_lines(messages):
         click.echo(line)
 

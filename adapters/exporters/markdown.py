@@ -8,27 +8,58 @@ where it happened.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
 
 from ... import TranscriptStore
-from .timeline import Boundary, Entry, Item, Rewind, boundary_text, rewind_text, timeline, when
+from .streamed_timeline import streamed_timeline
+from .timeline import Boundary, Item, Rewind, boundary_text, rewind_text, when
 
 
 def session_markdown(store: TranscriptStore, session_id: str, *, history: bool = False) -> str:
     """The whole document (raises SessionNotFoundError for an unknown session)."""
-    items = timeline(store, session_id)
-    session = next(s for s in store.sessions() if s["id"] == session_id)
-    lines = [f"# Session {session_id}", "", *_facts(session), ""]
+    return "".join(markdown_chunks(store, session_id, history=history))
+
+
+def markdown_chunks(
+    store: TranscriptStore, session_id: str, *, history: bool = False
+) -> Iterator[str]:
+    """The document of `session_markdown` in pieces, read from the store as they are
+    written: a page of messages in memory, whatever the session's length. The session is
+    read by the call (an unknown or erased one raises here)."""
     if history:
-        lines += ["## History", ""]
-        lines += _history(items)
+        items: Iterator[Item] = streamed_timeline(store, session_id)
     else:
-        lines += ["## Active context", ""]
-        lines += _active(store.active(session_id), items)
-    return "\n".join(lines).rstrip("\n") + "\n"
+        messages = store.iter_active(session_id)
+        attempts = store.compactions(session_id)
+    session = next(s for s in store.sessions() if s["id"] == session_id)
+
+    def lines() -> Iterator[str]:
+        yield from [f"# Session {session_id}", "", *_facts(session), ""]
+        if history:
+            yield from ["## History", ""]
+            yield from _history(items)
+        else:
+            yield from ["## Active context", ""]
+            yield from _active(messages, attempts)
+
+    return _document(lines())
+
+
+def _document(lines: Iterable[str]) -> Iterator[str]:
+    """`"\n".join(lines).rstrip("\n") + "\n"`, in pieces: newlines are held back until
+    text follows them."""
+    held, first = "", True
+    for line in lines:
+        text = held + (line if first else "\n" + line)
+        first = False
+        kept = text.rstrip("\n")
+        held = text[len(kept) :]
+        if kept:
+            yield kept
+    yield "\n"
 
 
 def _facts(session: dict[str, Any]) -> list[str]:
@@ -46,10 +77,13 @@ def _facts(session: dict[str, Any]) -> list[str]:
     return facts
 
 
-def _active(messages: list[dict[str, Any]], items: list[Item]) -> Iterator[str]:
-    boundaries = {item.attempt["id"]: item for item in items if isinstance(item, Boundary)}
-    added_by = {
-        item.history["id"]: item.history["added_by"] for item in items if isinstance(item, Entry)
+def _active(messages: Iterable[dict[str, Any]], attempts: list[dict[str, Any]]) -> Iterator[str]:
+    boundaries = {attempt["id"]: Boundary(attempt) for attempt in attempts}
+    added_by = {  # the summaries each committed compaction added
+        message_id: attempt["id"]
+        for attempt in attempts
+        if attempt["status"] == "committed"
+        for message_id in attempt["added"]
     }
     shown: set[str] = set()
     for position, message in enumerate(messages, 1):
@@ -60,7 +94,7 @@ def _active(messages: list[dict[str, Any]], items: list[Item]) -> Iterator[str]:
         yield from _message(position, message, note="summary" if compaction else None)
 
 
-def _history(items: list[Item]) -> Iterator[str]:
+def _history(items: Iterable[Item]) -> Iterator[str]:
     number = 0
     for item in items:
         if isinstance(item, Boundary):

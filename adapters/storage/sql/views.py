@@ -34,6 +34,7 @@ from ....projections.rows import (
     SessionRow,
 )
 from ....projections.views import (
+    PageMark,
     Progress,
     SearchHit,
     SearchQuery,
@@ -44,6 +45,7 @@ from ....projections.views import (
 from ..sealing import content_columns
 from .catch_up import BATCH_SIZE, TRACKING_NAME, CatchUp, Followed, SessionState
 from .dialect import Cursor, Dialect
+from .pages import PageQueries
 from .queries import ViewQueries
 from .rebuild import Rebuild
 from .rows import RowReader
@@ -82,6 +84,7 @@ class SQLTranscriptViews(TranscriptViews):
         rows = RowReader(dialect, self.content)
         writer = ChangeWriter(dialect, self.content, search)
         self.queries = ViewQueries(rows)
+        self.pages = PageQueries(rows)
         self._catch_up = CatchUp(dialect, rows, writer, mapper, projector)
         self._rebuild = Rebuild(dialect, search, self._catch_up, writer, projector)
         self.follower = follower
@@ -112,6 +115,27 @@ class SQLTranscriptViews(TranscriptViews):
     def history(self, session_id: str) -> list[HistoryRow]:
         with self._session(session_id) as c:
             return self.queries.history(c, session_id)
+
+    def active_page(
+        self, session_id: str, after: int, size: int
+    ) -> tuple[PageMark, list[tuple[int, Message]]]:
+        with self._session(session_id, snapshot=True) as c:
+            mark = self.pages.mark(c, session_id)
+            return mark, self.pages.active(c, session_id, after, size)
+
+    def history_page(self, session_id: str, after: int, size: int) -> list[HistoryRow]:
+        with self._session(session_id) as c:
+            return self.pages.history(c, session_id, after, size)
+
+    def tail_start(self, session_id: str, view: str, count: int) -> int:
+        with self._session(session_id) as c:
+            return self.pages.tail_start(c, view, session_id, count)
+
+    def event_versions(
+        self, stream: str, topics: list[str], after: int, until: int | None
+    ) -> list[int]:
+        with self.dialect.reading(snapshot=False) as c:
+            return self.pages.event_versions(c, stream, topics, after, until)
 
     def attempts(self, session_id: str) -> list[AttemptRow]:
         with self._session(session_id) as c:

@@ -1,0 +1,102 @@
+"""The rows of the message tables (`show`, `history`, `events`), one item at a time, so that
+a table of a few rows and a table printed as it is read share them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.table import Table
+
+from ..exporters.timeline import Boundary, Item, Rewind, boundary_text, rewind_text, state, when
+from .render import short_id, snippet
+
+
+@dataclass(frozen=True)
+class Row:
+    """A table row: its cells, its style, and whether it is a boundary (a compaction attempt
+    or a rewind: a line above and below it)."""
+
+    cells: tuple[str, ...]
+    style: str | None = None
+    section: bool = False
+
+
+CONTEXT_COLUMNS = ("#", "id", "role", "content")
+TIMELINE_COLUMNS = ("v", "id", "role", "state", "content")
+EVENT_COLUMNS = ("v", "at (UTC)", "type", "data")
+
+
+def add_rows(table: Table, rows: list[Row]) -> None:
+    for row in rows:
+        if row.section:
+            table.add_section()
+        table.add_row(*row.cells, style=row.style, end_section=row.section)
+
+
+def context_row(position: int, message: dict[str, Any]) -> Row:
+    return Row((str(position), message["id"], message["role"], snippet(message)))
+
+
+def timeline_row(item: Item, compaction_versions: dict[str, int]) -> Row:
+    """A message with its state, or a boundary row: a compaction attempt, a rewind.
+
+    A superseded message names the version of the compaction that superseded it (in
+    `compaction_versions`, by compaction id), a rewound one the version of the rewind."""
+    if isinstance(item, Boundary):
+        attempt = item.attempt
+        committed = attempt["status"] == "committed"
+        text = ("compaction: " if committed else "compaction failed: ") + boundary_text(attempt)
+        return Row(
+            (str(item.version), attempt["id"], "", attempt["status"], text),
+            style="bold green" if committed else "bold red",
+            section=True,
+        )
+    if isinstance(item, Rewind):
+        cells = (str(item.version), "", "", "rewind", rewind_text(item))
+        return Row(cells, style="bold yellow", section=True)
+    entry = item.history
+    message = entry["message"]
+    return Row(
+        (
+            str(item.version),
+            entry["id"],
+            message["role"],
+            state(item, compaction_versions),
+            snippet(message),
+        ),
+        style=None if entry["active"] else "dim",
+    )
+
+
+def event_row(event: dict[str, Any]) -> Row:
+    return Row((str(event["version"]), when(event["at"]), event["type"], event_text(event)))
+
+
+def event_text(event: dict[str, Any]) -> str:
+    """A one-line summary of an event's data."""
+    data = event["data"]
+    kind = event["type"]
+    if kind == "Started":
+        parts = [f"source={data['source']}", f"model={data['model']}"]
+        if data["parent_id"]:
+            parts.append(f"parent={data['parent_id']}")
+        if data["metadata"]:
+            parts.append(f"metadata keys: {', '.join(sorted(data['metadata']))}")
+        return ", ".join(parts)
+    if kind == "MessageAppended":
+        message = data["message"]
+        return f"{data['message_id']} {message['role']}: {snippet(message)}"
+    if kind == "CompactionCommitted":
+        return (
+            f"{short_id(data['compaction_id'])} "
+            f"superseded {data['replaced'] - len(data['kept'])}, "
+            f"kept {len(data['kept'])}, added {len(data['added'])}"
+            + (f" ({data['reason']})" if data["reason"] else "")
+        )
+    if kind == "CompactionFailed":
+        return f"{short_id(data['compaction_id'])} {data['failure']}: {data['error']}"
+    if kind == "Rewound":
+        text = f"rewound {len(data['message_ids'])}: {', '.join(data['message_ids'])}"
+        return text + (f" ({data['reason']})" if data["reason"] else "")
+    return ", ".join(sorted(data))
