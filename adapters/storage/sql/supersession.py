@@ -23,6 +23,8 @@ InsertActive = Callable[[Cursor, Tables, Sequence[ActiveRow]], None]
 
 
 class Superseder:
+    """Makes a committed compaction's `Supersession` in a set of view tables."""
+
     def __init__(self, dialect: Dialect, insert_active: InsertActive) -> None:
         self.dialect = dialect
         self.insert_active = insert_active
@@ -39,6 +41,7 @@ class Superseder:
         )
 
     def write(self, c: Cursor, tables: Tables, change: Supersession) -> None:
+        """The steps above, in order, in the batch's transaction."""
         active, history, session = tables.active_messages, tables.message_history, change.session_id
         key, same, replaced = self.key, self.same, change.replaced
 
