@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-NOT_PACKAGE = {"tests", "benchmarks", ".venv", "build"}
+NOT_PACKAGE = {"tests", "benchmarks", "build"}  # and hidden folders (.venv, .venv-peers, …)
 IO = {"sqlite3", "orjson", "click", "rich", "psycopg", "psycopg_pool", "platformdirs"}
 OUTER_LAYERS = {"adapters", "application", "config", "projections", "integrations"}
 BACKENDS = sorted(
@@ -29,7 +29,12 @@ MAX_MODULE_LINES = 400
 def package_files(*parts: str) -> list[Path]:
     place = ROOT.joinpath(*parts)
     files = [place] if place.suffix == ".py" else sorted(place.rglob("*.py"))
-    return [path for path in files if not NOT_PACKAGE & set(path.relative_to(ROOT).parts)]
+    return [path for path in files if in_package(path)]
+
+
+def in_package(path: Path) -> bool:
+    parts = path.relative_to(ROOT).parts
+    return not NOT_PACKAGE & set(parts) and not any(part.startswith(".") for part in parts)
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -62,7 +67,7 @@ def test_every_subpackage_is_listed_in_pyproject() -> None:
     found = {
         "transcripts" + "".join(f".{part}" for part in init.parent.relative_to(ROOT).parts)
         for init in ROOT.glob("**/__init__.py")
-        if not NOT_PACKAGE & set(init.relative_to(ROOT).parts)
+        if in_package(init)
     }
     assert found == listed
 
