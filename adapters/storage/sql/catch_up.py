@@ -96,16 +96,16 @@ class CatchUp:
         self.mapper = mapper
         self.projector = projector
         position, events = dialect.position, dialect.events_table
-        self._select = (
-            f"SELECT {position} AS position, originator_id, originator_version, topic, state "
-            f"FROM {events} WHERE {position} > ? ORDER BY {position} LIMIT ?"
-        )
-        self._head = f"SELECT MAX({position}) AS head FROM {events}"
-        current = (
-            f"COALESCE((SELECT MAX({position}) FROM {events}), 0) <= COALESCE(("
-            f"SELECT MAX(notification_id) FROM {dialect.tracking_table} "
+        tracked = (
+            f"COALESCE((SELECT MAX(notification_id) FROM {dialect.tracking_table} "
             "WHERE application_name = ?), 0)"
         )
+        self._select = (  # the entries after the tracked position: one statement
+            f"SELECT {position} AS position, originator_id, originator_version, topic, state "
+            f"FROM {events} WHERE {position} > {tracked} ORDER BY {position} LIMIT ?"
+        )
+        self._head = f"SELECT MAX({position}) AS head FROM {events}"
+        current = f"COALESCE((SELECT MAX({position}) FROM {events}), 0) <= {tracked}"
         self._current = f"SELECT {current} AS current"  # one statement: one moment
         self._session_state = (
             f"SELECT {current} AS current, s.transcript_id, s.erased_at, s.quarantined "
@@ -175,7 +175,7 @@ class CatchUp:
 
     def batch(self, c: Cursor, tables: Tables, tracking_name: str) -> int:
         """Project the entries after the tracked position into `tables`; return how many."""
-        c.execute(self._select, (self.dialect.tracked(c, tracking_name), BATCH_SIZE))
+        c.execute(self._select, (tracking_name, BATCH_SIZE))
         entries = [
             self.entry(
                 row["position"],
