@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
@@ -149,6 +149,10 @@ class PostgresDialect(Dialect):
             return None
         cursor.adapters.register_loader("json", _OrjsonLoader)
         return QmarkCursor(cursor)
+
+    def pipelined(self, c: QmarkCursor) -> AbstractContextManager[object]:
+        """psycopg's pipeline mode: the statements go out together, one round trip."""
+        return c.cursor.connection.pipeline()
 
     def create_tables(self, statements: Sequence[str]) -> None:
         self.tracker.create_table()

@@ -197,7 +197,9 @@ class CatchUp:
         c.execute("SAVEPOINT batch")
         try:
             for segment in segments(entries):  # each written before the next is projected
-                self.writer.write(c, tables, self._projected(c, tables, segment))
+                changes = self._projected(c, tables, segment)
+                with self.dialect.pipelined(c):
+                    self.writer.write(c, tables, changes)
         except Exception as fault:
             _roll_back_to(c, "batch", fault)
             for entry in entries:  # one by one, to quarantine exactly the entries at fault

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from typing import Any
 
@@ -49,6 +49,11 @@ class Dialect(ABC):
     def log_cursor(self, transaction: object) -> Cursor | None:
         """A cursor to project the views with inside a write transaction of the log (the
         backend's `LogTransaction`), or None if they cannot be projected in it now."""
+
+    def pipelined(self, c: Cursor) -> AbstractContextManager[object]:
+        """A block whose statements may be sent together, their results not waited for one
+        by one (a round trip each where the database is across a network)."""
+        return nullcontext()
 
     @abstractmethod
     def create_tables(self, statements: Sequence[str]) -> None:
