@@ -194,18 +194,18 @@ class CatchUp:
         self, c: Cursor, tables: Tables, tracking_name: str, entries: list[LogEntry]
     ) -> None:
         """Write what `entries` do to `tables`, and track the last one's position."""
-        c.execute("SAVEPOINT batch")
         try:
-            for segment in segments(entries):  # each written before the next is projected
-                changes = self._projected(c, tables, segment)
-                with self.dialect.pipelined(c):
-                    self.writer.write(c, tables, changes)
+            with self.dialect.pipelined(c):  # a round trip only where a result is read
+                c.execute("SAVEPOINT batch")
+                for segment in segments(entries):  # each written before the next is projected
+                    self.writer.write(c, tables, self._projected(c, tables, segment))
         except Exception as fault:
             _roll_back_to(c, "batch", fault)
             for entry in entries:  # one by one, to quarantine exactly the entries at fault
                 self._project_alone(c, tables, entry)
-        c.execute("RELEASE SAVEPOINT batch")
-        self.dialect.track(c, tracking_name, entries[-1].position)
+        with self.dialect.pipelined(c):
+            c.execute("RELEASE SAVEPOINT batch")
+            self.dialect.track(c, tracking_name, entries[-1].position)
 
     def entry(
         self, position: int, originator_id: Any, version: int, topic: str, state: Any
