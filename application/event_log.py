@@ -142,7 +142,7 @@ class TranscriptLog(Application[UUID]):
             lambda: self.recorder.select_events(transcript_id(session_id), gt=gt, lte=lte),
             f"read session {session_id!r}",
         )
-        events = [self._decoded(session_id, event) for event in stored]
+        events = [self.decoded(session_id, event) for event in stored]
         if not events:
             raise SessionNotFoundError(session_id)
         return events
@@ -155,7 +155,7 @@ class TranscriptLog(Application[UUID]):
         )
         for event in stored:
             try:
-                yield self._decoded(session_id, event)
+                yield self.decoded(session_id, event)
             except StorageError:
                 continue
 
@@ -169,10 +169,6 @@ class TranscriptLog(Application[UUID]):
             lambda: self.recorder.select_events(stream, gt=after, lte=until, limit=size),
             f"read session {session_id!r}",
         )
-
-    def decoded(self, session_id: str, stored: StoredEvent) -> Transcript.Event:
-        """A stored event of the session, decoded; StorageError naming its version if not."""
-        return self._decoded(session_id, stored)
 
     def session_ids(self) -> Iterator[str]:
         position: int | None = None
@@ -267,7 +263,7 @@ class TranscriptLog(Application[UUID]):
         for event in stored:
             last = event.originator_version
             try:
-                decoded = self._decoded(session_id, event)
+                decoded = self.decoded(session_id, event)
                 try:
                     transcript = decoded.mutate(transcript)
                 except UNREADABLE as error:  # a damaged event, decoded but not applicable
@@ -283,7 +279,7 @@ class TranscriptLog(Application[UUID]):
             transcript.version = last
         return transcript
 
-    def _decoded(self, session_id: str, stored: StoredEvent) -> Transcript.Event:
+    def decoded(self, session_id: str, stored: StoredEvent) -> Transcript.Event:
         """A stored event of the session, decoded; StorageError naming its version if not."""
         try:
             return _complete(self.mapper.to_domain_event(stored))  # type: ignore[arg-type]

@@ -14,6 +14,7 @@ from transcripts.adapters.migration import migrate
 from transcripts.projections.projector import Projector
 
 from support.log import fold_of
+from support.reads import seen
 from support.rows import query, raw_rows
 
 OLD_STORE = Path(__file__).parents[1] / "data" / "stores" / "release_compaction_v1.db"
@@ -26,14 +27,6 @@ def old_url(tmp_path: Path) -> str:
     path = tmp_path / "old.db"
     shutil.copyfile(OLD_STORE, path)
     return f"sqlite:///{path}"
-
-
-def readings(store: TranscriptStore, session_id: str) -> dict[str, object]:
-    return {
-        "active": store.active(session_id),
-        "history": store.history(session_id),
-        "compactions": store.compactions(session_id),
-    }
 
 
 def views_of(url: str) -> dict[str, list[tuple]]:
@@ -103,10 +96,10 @@ def test_a_session_of_version_1_commits_takes_new_compactions_and_rewinds_and_re
         assert result.committed
         store.rewind("plan", count=1, reason="undo the summary")
         store.compact("twice", lambda ms: [*ms, {"role": "system", "content": "thrice"}])
-        before = {session: readings(store, session) for session in SESSIONS}
+        before = {session: seen(store, session) for session in SESSIONS}
         live = raw_rows(old_url)
         store.rebuild_projections()
-        assert {session: readings(store, session) for session in SESSIONS} == before
+        assert {session: seen(store, session) for session in SESSIONS} == before
         assert store.verify_projections().ok
     assert raw_rows(old_url) == live
     assert [m["id"] for m in before["plan"]["active"]] == [fold_of(old_url, "plan").active_ids[0]]
@@ -125,5 +118,5 @@ def test_a_migration_of_version_1_commits_gives_the_same_views_on_each_backend(
     with TranscriptStore.open(old_url) as old, TranscriptStore.open(to_url) as copy:
         assert copy.verify_projections().ok
         for session in SESSIONS:
-            assert readings(copy, session) == readings(old, session)
+            assert seen(copy, session) == seen(old, session)
         assert copy.sessions() == old.sessions()
