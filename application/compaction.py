@@ -143,7 +143,7 @@ class Compactions:
             """Record the failure; whether the attempt committed instead."""
             if may_have_landed and transcript.has_committed(attempt.id):
                 return True
-            if retried() and attempt.id in transcript.compaction_ids:
+            if retried() and transcript.has_settled(attempt.id):
                 return False  # an earlier try of this call landed
             transcript.fail_compaction(
                 compaction_id=attempt.id,

@@ -1,8 +1,9 @@
 """The write side: the event-sourcing application that stores Transcript aggregates.
 
 A command runs in one transaction that holds the store's write lock from its start
-(`Backend.writing`): the session's transcript — kept in memory between calls, replayed from
-its events otherwise, before the lock — is brought up to date with the events stored since
+(`Backend.writing`): the session's transcript — kept in memory between calls, otherwise
+resumed from its first and last events where the views hold the rest (or replayed whole),
+before the lock — is brought up to date with the events stored since
 (fast-forward, under the lock), the command decides, its events are inserted and projected
 into the views (`views`, when set: one commit makes both). Under the lock no other writer
 can store a version in between, so a write never loses a race, and writers take the lock in
@@ -11,26 +12,32 @@ a dropped connection) is retried until the lock timeout: safe, because the comma
 again on the transcript as stored, and a command is idempotent (its new message ids are
 chosen before the first attempt).
 
+A resumed transcript answers appends of new messages at once. Given stored ids, it asks
+for them (`IncompleteTranscript`): the transaction is let go, their facts are read from
+the views (`recall`) and the command runs again. Any other command replays it whole first.
+
 `erase` is the one write that removes events: it inserts the session's tombstone and
 deletes every earlier event of the stream, in the same transaction.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import fields
-from functools import cache, partial
+from functools import partial
 from typing import Any, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import Application
 from eventsourcing.persistence import Notification, StoredEvent
-from eventsourcing.utils import Environment, EnvType, TopicError
+from eventsourcing.utils import Environment, EnvType
 
 from ..domain.errors import SessionNotFoundError, StorageError, TranscriptError
+from ..domain.resumption import IncompleteTranscript
 from ..domain.transcript import Transcript, transcript_id
 from ..projections.views import TranscriptViews
+from .decoding import UNREADABLE, corrupt_event, with_every_field
 from .retry import StorageCalls
 from .storage import LogTransaction, StoreConfig
 
@@ -50,10 +57,6 @@ _CACHE = {
     "AGGREGATE_CACHE_FASTFORWARD": "n",
     "DEEPCOPY_FROM_AGGREGATE_CACHE": "n",
 }
-# What decoding or replaying a damaged stored event raises (the library's decoding errors
-# are ValueErrors, an unknown topic a TopicError; an event of the wrong shape fails as it is
-# built or applied).
-UNREADABLE = (ValueError, TypeError, AttributeError, KeyError, TopicError)
 
 
 class TranscriptLog(Application[UUID]):
@@ -87,10 +90,13 @@ class TranscriptLog(Application[UUID]):
                 )
             return None, transcript
 
-        self._transact(session_id, start)
+        self._transact(session_id, start, resumable=True)
 
-    def write(self, session_id: str, command: Callable[[Transcript], T]) -> T:
-        """Run a command on the session's transcript and store the events it triggers."""
+    def write(
+        self, session_id: str, command: Callable[[Transcript], T], *, appends: bool = False
+    ) -> T:
+        """Run a command on the session's transcript and store the events it triggers.
+        `appends`: the command only appends, so a resumed transcript will do."""
 
         def write(transcript: Transcript | None, tx: LogTransaction) -> tuple[T, Transcript]:
             if transcript is None:
@@ -99,7 +105,7 @@ class TranscriptLog(Application[UUID]):
             self._insert(tx, transcript)
             return result, transcript
 
-        return self._transact(session_id, write)
+        return self._transact(session_id, write, resumable=appends)
 
     def erase(self, session_id: str) -> tuple[Transcript.Erased, bool]:
         """Replace the session's stream by its tombstone; return it, and whether an earlier
@@ -191,22 +197,62 @@ class TranscriptLog(Application[UUID]):
 
     # -- the transaction -------------------------------------------------------------------
 
-    def _transact(self, session_id: str, command: Command[T], *, lenient: bool = False) -> T:
+    def _transact(
+        self,
+        session_id: str,
+        command: Command[T],
+        *,
+        lenient: bool = False,
+        resumable: bool = False,
+    ) -> T:
         """Run `command` in a write transaction; `lenient`: on the transcript as far as its
-        events can be read (else an unreadable event is a StorageError naming it)."""
+        events can be read (else an unreadable event is a StorageError naming it);
+        `resumable`: on a resumed transcript if need be (else on the whole one)."""
         aggregate_id = transcript_id(session_id)
+        tries = itertools.count()
         with self._locks[hash(aggregate_id) % _LOCK_STRIPES]:
             return self.calls.run(
-                lambda: self._attempt(session_id, aggregate_id, command, lenient),
+                lambda: self._attempt(
+                    session_id, aggregate_id, command, lenient, resumable and not next(tries)
+                ),
                 f"write session {session_id!r}",
             )
 
     def _attempt(
-        self, session_id: str, aggregate_id: UUID, command: Command[T], lenient: bool
+        self,
+        session_id: str,
+        aggregate_id: UUID,
+        command: Command[T],
+        lenient: bool,
+        resumable: bool,
     ) -> T:
+        """`resumable`: a resumed transcript will do. Never on a retry: an earlier try may
+        have stored the ids the call made up, which a resumed transcript takes to be new
+        (see `domain.resumption`)."""
         transcript = self._cached(aggregate_id)
-        if transcript is None:
-            transcript = self._apply(session_id, None, self._replayed(aggregate_id), lenient)
+        if transcript is None or not (transcript.complete or resumable):
+            transcript = self._loaded(session_id, aggregate_id, lenient, resume=resumable)
+        recalled = False
+        while True:  # a resumed transcript may ask for ids once, then to be replayed
+            try:
+                return self._run(session_id, aggregate_id, transcript, command, lenient)
+            except IncompleteTranscript as incomplete:
+                assert transcript is not None and self.views is not None
+                ids = incomplete.message_ids
+                if ids is None or recalled:
+                    transcript = self._replay(session_id, aggregate_id, lenient)
+                else:
+                    transcript.recall(ids, self.views.stored_messages(session_id, ids))
+                    recalled = True
+
+    def _run(
+        self,
+        session_id: str,
+        aggregate_id: UUID,
+        transcript: Transcript | None,
+        command: Command[T],
+        lenient: bool,
+    ) -> T:
         ran = False
         try:
             with self.backend.writing(self) as tx:
@@ -222,6 +268,29 @@ class TranscriptLog(Application[UUID]):
         if changed is not None and self.repository.cache is not None:
             self.repository.cache.put(aggregate_id, changed)
         return result
+
+    def _loaded(
+        self, session_id: str, aggregate_id: UUID, lenient: bool, *, resume: bool
+    ) -> Transcript | None:
+        """The session's transcript, not in memory: if `resume`, resumed at its last version
+        from its first event, when the views hold every event of it up to there and can
+        answer for its messages; replayed whole otherwise (and always when `lenient`)."""
+        if lenient or not resume or self.views is None:
+            return self._replay(session_id, aggregate_id, lenient)
+        last = self.recorder.select_events(aggregate_id, desc=True, limit=1)
+        if not last:
+            return None
+        version = last[0].originator_version
+        if not self.views.resumable(session_id, version):
+            return self._replay(session_id, aggregate_id, lenient)
+        first = self.recorder.select_events(aggregate_id, limit=1)
+        transcript = self._apply(session_id, None, first)
+        if transcript is not None and transcript.version < version:
+            transcript.resume(version)
+        return transcript
+
+    def _replay(self, session_id: str, aggregate_id: UUID, lenient: bool) -> Transcript | None:
+        return self._apply(session_id, None, self._replayed(aggregate_id), lenient)
 
     def _replayed(self, aggregate_id: UUID) -> Iterator[StoredEvent]:
         """The stream's events, read a page at a time: a long stream is never held whole."""
@@ -282,7 +351,7 @@ class TranscriptLog(Application[UUID]):
     def decoded(self, session_id: str, stored: StoredEvent) -> Transcript.Event:
         """A stored event of the session, decoded; StorageError naming its version if not."""
         try:
-            return _complete(self.mapper.to_domain_event(stored))  # type: ignore[arg-type]
+            return with_every_field(self.mapper.to_domain_event(stored))  # type: ignore[arg-type]
         except UNREADABLE as error:
             raise corrupt_event(session_id, stored.originator_version, error) from error
 
@@ -302,34 +371,3 @@ class TranscriptLog(Application[UUID]):
                 cache.get(aggregate_id, evict=True)
             except KeyError:
                 pass
-
-
-def _complete(event: Transcript.Event) -> Transcript.Event:
-    """The event, if it has every field of its type (a damaged one decodes without some)."""
-    state = vars(event)
-    missing = [name for name in _field_names(type(event)) if name not in state]
-    if missing:
-        raise TypeError(
-            f"{type(event).__name__} at originator_version {event.originator_version} "
-            f"has no {', '.join(missing)}"
-        )
-    return event
-
-
-@cache
-def _field_names(event_type: type) -> tuple[str, ...]:
-    return tuple(field.name for field in fields(event_type))
-
-
-def corrupt_event(session_id: str, version: int, error: BaseException) -> StorageError:
-    return StorageError(
-        f"cannot read session {session_id!r}: a stored event is corrupt (version {version}: "
-        f"{type(error).__name__}: {error}); the views leave it out (quarantined)"
-    )
-
-
-def corrupt_session(session_id: str, error: BaseException) -> StorageError:
-    return StorageError(
-        f"cannot read session {session_id!r}: a stored event is corrupt "
-        f"({type(error).__name__}: {error}); the views leave it out (quarantined)"
-    )

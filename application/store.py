@@ -33,7 +33,8 @@ from ..projections.verify import VerifyReport
 from ..projections.views import Progress, SearchQuery, TranscriptViews, ViewStatus
 from . import arguments, maintenance
 from .compaction import Compactions, Summarize
-from .event_log import UNREADABLE, TranscriptLog, corrupt_session
+from .decoding import UNREADABLE, corrupt_session
+from .event_log import TranscriptLog
 from .explaining import explain
 from .paging import PagedReads
 from .results import CompactionAttempt, CompactionResult, Erasure, event_entry, history_entry
@@ -373,7 +374,9 @@ class TranscriptStore(PagedReads):
         messages = as_message_list(messages)
         fresh_ids = [new_message_id() for _ in messages]  # once: a retry stores the same
         return self._log.write(
-            session_id, lambda transcript: transcript.append(messages, fresh_ids, restore=restore)
+            session_id,
+            lambda transcript: transcript.append(messages, fresh_ids, restore=restore),
+            appends=True,
         )
 
     def _fold(self, session_id: str, lte: int | None = None) -> SessionFold:

@@ -19,7 +19,8 @@ from eventsourcing.persistence import Notification, PersistenceError, StoredEven
 
 from ..domain.errors import StorageError
 from ..domain.transcript import Transcript
-from .event_log import UNREADABLE, TranscriptLog
+from .decoding import UNREADABLE
+from .event_log import TranscriptLog
 from .storage import StoreConfig
 
 T = TypeVar("T")

@@ -7,7 +7,7 @@ anything else is rejected with a failure code that the audit records.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .errors import InvalidMessageError
@@ -145,3 +145,20 @@ def pairing_facts(message_id: str, content: Message) -> tuple[dict[str, str], di
     calls = dict.fromkeys(calls_made(content), message_id)
     answered = call_answered(content)
     return calls, ({message_id: answered} if answered is not None else {})
+
+
+class ToolPairing:
+    """The tool-call facts of a transcript's active messages, kept by its `apply` bodies."""
+
+    calls: dict[str, str]  # tool call id -> active assistant message making it
+    answers: dict[str, str]  # active tool message id -> call id it answers
+
+    def note_pairing(self, message_id: str, content: Message) -> None:
+        calls, answers = pairing_facts(message_id, content)
+        self.calls.update(calls)
+        self.answers.update(answers)
+
+    def forget_pairing(self, message_ids: Iterable[str]) -> None:
+        gone = set(message_ids)
+        self.calls = {call: owner for call, owner in self.calls.items() if owner not in gone}
+        self.answers = {m: call for m, call in self.answers.items() if m not in gone}

@@ -8,6 +8,8 @@ Stored topics are explicit (`transcripts:Transcript.<Event>`), so renaming code 
 breaks stored data. Command methods check every invariant; `apply` bodies only mutate
 state, because they run again on every replay.
 
+A transcript can also be resumed from its start alone (see `domain.resumption`).
+
 A committed compaction or a rewind moves the fence: an attempt begun before it cannot commit,
 so a commit names what it supersedes by a count (`domain.committed`). A rewound message
 stays stored, and `append` restores it (see `domain.rewind`).
@@ -19,7 +21,7 @@ event, into a transcript that refuses every command (`SessionErasedError`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -32,13 +34,14 @@ from .compaction import (
     CONFLICT,
     CompactionPlan,
     CompactionRejected,
+    ToolPairing,
     check_result_pairing,
-    pairing_facts,
     plan_compaction,
     would_supersede,
 )
 from .errors import MessageConflictError, SessionErasedError, TranscriptError
 from .messages import Message, content_hash, new_message_id, safe_text, split_id, with_id
+from .resumption import Resumable
 from .rewind import plan_rewind, taken_out
 from .sessions import check_start
 
@@ -49,7 +52,7 @@ def transcript_id(session_id: str) -> UUID:
     return uuid5(NAMESPACE_URL, f"/transcripts/{session_id}")
 
 
-class Transcript(Aggregate):
+class Transcript(Resumable, ToolPairing, Aggregate):
     TOPIC = "transcripts:Transcript"
 
     class Event(Aggregate.Event):
@@ -90,12 +93,13 @@ class Transcript(Aggregate):
         tokens_after: int | None
 
         def apply(self, transcript: Transcript) -> None:
-            superseded = superseded_ids(transcript.active, self.replaced, self.kept)
             for new in self.added:
                 transcript.hashes[new["id"]] = new["content_hash"]
                 transcript.note_pairing(new["id"], new["message"])
-            transcript.active = [*self.order, *transcript.active[self.replaced :]]
-            transcript.forget_pairing(superseded)
+            if transcript.complete:  # a resumed one has no active list to cut
+                superseded = superseded_ids(transcript.active, self.replaced, self.kept)
+                transcript.active = [*self.order, *transcript.active[self.replaced :]]
+                transcript.forget_pairing(superseded)
             transcript.fence_version = self.originator_version
             transcript.compaction_ids.add(self.compaction_id)
             transcript.committed_ids.add(self.compaction_id)
@@ -160,6 +164,7 @@ class Transcript(Aggregate):
             transcript.committed_ids = set()
             transcript.rewound = set()
             transcript.erasure = self
+            transcript.complete = True  # an erased transcript holds nothing more
 
     def __init__(
         self,
@@ -210,14 +215,8 @@ class Transcript(Aggregate):
     @classmethod
     def stand_in(cls, session_id: str) -> Transcript:
         """A transcript for a session whose Started event cannot be read (to erase it)."""
-        transcript = cls._create(
-            cls.Started,
-            id=transcript_id(session_id),
-            session_id=session_id,
-            source="unknown",
-            model=None,
-            parent_id=None,
-            metadata={},
+        transcript = cls.start(
+            session_id, source="unknown", model=None, parent_id=None, metadata={}
         )
         transcript.collect_events()  # it is not stored: only its state is used
         return transcript
@@ -251,6 +250,7 @@ class Transcript(Aggregate):
         """
         self._check_not_erased()
         items = [split_id(message) for message in messages]
+        self._check_known(message_id for message_id, _ in items if message_id is not None)
         planned: dict[str, str] = {}
         for message_id, content in items:
             if message_id is None:
@@ -286,6 +286,7 @@ class Transcript(Aggregate):
     ) -> CompactionPlan:
         """Commit a replacement of the snapshot, or raise CompactionRejected."""
         self._check_not_erased()
+        self._check_complete()
         self._check_unsettled(compaction_id)
         if self.fence_version > based_on_version:
             raise CompactionRejected(
@@ -329,6 +330,7 @@ class Transcript(Aggregate):
     ) -> None:
         """Record a failed attempt; it changes nothing else."""
         self._check_not_erased()
+        self._check_complete()
         self._check_unsettled(compaction_id)
         self.trigger_event(
             self.CompactionFailed,
@@ -345,12 +347,14 @@ class Transcript(Aggregate):
     def rewind_target(self, *, count: int | None, to: str | None) -> list[str]:
         """The ids a rewind takes out: the last `count` active, or every active after `to`."""
         self._check_not_erased()
+        self._check_complete()
         return plan_rewind(self.session_id, self.active, self.hashes, count=count, to=to)
 
     def rewind(self, message_ids: Sequence[str], *, reason: str) -> list[str]:
         """Take the active ones of `message_ids` out of the context in one Rewound event;
         return them in their active order. None active (a rewind that landed): nothing."""
         self._check_not_erased()
+        self._check_complete()
         gone = taken_out(self.active, message_ids, self.calls, self.answers)
         if gone:
             self.trigger_event(self.Rewound, message_ids=gone, reason=safe_text(reason))
@@ -362,6 +366,7 @@ class Transcript(Aggregate):
         Erasing an erased transcript triggers nothing and returns the first tombstone.
         """
         if self.erasure is None:
+            self._check_complete()
             self.trigger_event(
                 self.Erased,
                 session_id=self.session_id,
@@ -375,20 +380,13 @@ class Transcript(Aggregate):
         assert self.erasure is not None
         return self.erasure
 
-    # -- state helpers (used by apply bodies) --------------------------------------------
-
-    def note_pairing(self, message_id: str, content: Message) -> None:
-        calls, answers = pairing_facts(message_id, content)
-        self.calls.update(calls)
-        self.answers.update(answers)
-
-    def forget_pairing(self, message_ids: Iterable[str]) -> None:
-        gone = set(message_ids)
-        self.calls = {call: owner for call, owner in self.calls.items() if owner not in gone}
-        self.answers = {m: call for m, call in self.answers.items() if m not in gone}
-
     def has_committed(self, compaction_id: str) -> bool:
+        self._check_complete()
         return compaction_id in self.committed_ids
+
+    def has_settled(self, compaction_id: str) -> bool:  # committed or recorded as failed
+        self._check_complete()
+        return compaction_id in self.compaction_ids
 
     def _check_not_erased(self) -> None:
         if self.erasure is not None:

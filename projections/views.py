@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from threading import Event
 
@@ -155,6 +155,20 @@ class TranscriptViews(ABC):
     @abstractmethod
     def catch_up(self, progress: Progress | None = None) -> int:
         """Project the log entries the views have not seen yet; return how many."""
+
+    @abstractmethod
+    def resumable(self, session_id: str, version: int) -> bool:
+        """Whether the views hold every event of the session up to `version`, none left out
+        (quarantined) and the session not erased: then, and from then on (the views only move
+        forward), `stored_messages` answers for every message stored up to there. Never
+        waits for a catch-up."""
+
+    @abstractmethod
+    def stored_messages(
+        self, session_id: str, message_ids: Sequence[str]
+    ) -> dict[str, tuple[Message, bool]]:
+        """The session's messages with these ids that the views hold, as stored (with
+        `id`), and whether each is rewound; as the views are, not caught up first."""
 
     @abstractmethod
     def project_written(self, transaction: object) -> None:

@@ -239,17 +239,26 @@ def corrupted(request: pytest.FixtureRequest, populated: str) -> str:
 
 
 @pytest.mark.parametrize(
-    "args",
-    [("events", "trip"), ("show", "trip", "--as-of", "3"), ("import", "jsonl", "{chat}")],
-    ids=" ".join,
+    "args", [("events", "trip"), ("show", "trip", "--as-of", "3")], ids=" ".join
 )
 def test_a_command_that_reads_a_corrupted_event_is_one_line_and_changes_nothing(
-    run: Run, corrupted: str, tmp_path: Path, args: tuple[str, ...]
+    run: Run, corrupted: str, args: tuple[str, ...]
 ) -> None:
-    chat = tmp_path / "trip.jsonl"
-    chat.write_text('{"role": "user", "content": "more"}\n')
     rows = log_rows(corrupted)
-    line = error_line(run(*(arg.format(chat=chat) for arg in args)))
+    line = error_line(run(*args))
     assert "a stored event is corrupt" in line and "originator_version 3" in line
     assert log_rows(corrupted) == rows
     assert run("show", "chat").exit_code == 0  # other sessions read as ever
+
+
+def test_an_import_into_a_session_with_an_old_corrupted_event_appends_without_reading_it(
+    run: Run, corrupted: str, tmp_path: Path
+) -> None:
+    """A write resumes the session from its first event (README, Storage): the damage
+    stays where it is, for the commands that read it to report."""
+    chat = tmp_path / "trip.jsonl"
+    chat.write_text('{"role": "user", "content": "more"}\n')
+    rows = log_rows(corrupted)
+    assert run("import", "jsonl", str(chat)).exit_code == 0
+    assert log_rows(corrupted)[: len(rows)] == rows and len(log_rows(corrupted)) == len(rows) + 1
+    assert "a stored event is corrupt" in error_line(run("events", "trip"))

@@ -390,9 +390,9 @@ def test_a_corrupted_event_leaves_the_other_sessions_readable_and_its_own_an_err
         assert [problem.kind for problem in report.problems] == ["quarantined"]
 
 
-@pytest.mark.parametrize("call", ["events", "active_at", "append", "compact"])
+@pytest.mark.parametrize("call", ["events", "active_at", "compact"])
 @pytest.mark.parametrize("damage", CORRUPTIONS.values(), ids=CORRUPTIONS.keys())
-def test_reading_or_writing_a_session_with_a_corrupted_event_is_a_storage_error(
+def test_reading_or_compacting_a_session_with_a_corrupted_event_is_a_storage_error(
     sick_file: Path, damage: Callable[[bytes], bytes], call: str
 ) -> None:
     corrupt(sick_file, damage)
@@ -400,7 +400,6 @@ def test_reading_or_writing_a_session_with_a_corrupted_event_is_a_storage_error(
     calls: dict[str, Callable[[TranscriptStore], object]] = {
         "events": lambda store: store.events(SICK),
         "active_at": lambda store: store.active_at(SICK, 3),
-        "append": lambda store: store.append(SICK, [{"role": "user", "content": "more"}]),
     }
     with TranscriptStore.open(f"sqlite:///{sick_file}") as store:
         if call == "compact":
@@ -416,6 +415,30 @@ def test_reading_or_writing_a_session_with_a_corrupted_event_is_a_storage_error(
             with pytest.raises(StorageError, match="a stored event is corrupt"):
                 calls[call](store)
     assert log_rows(f"sqlite:///{sick_file}") == rows
+
+
+@pytest.mark.parametrize("damage", CORRUPTIONS.values(), ids=CORRUPTIONS.keys())
+def test_an_append_reads_no_old_event_but_refuses_a_session_whose_views_left_one_out(
+    sick_file: Path, damage: Callable[[bytes], bytes]
+) -> None:
+    """An append resumes the session from its first event while the views hold all of it
+    (README, Storage); once they quarantine the damaged event (a rebuild), it replays the
+    session, meets the event and stores nothing."""
+    corrupt(sick_file, damage)
+    url = f"sqlite:///{sick_file}"
+    rows = log_rows(url)
+    more = {"role": "user", "content": "more"}
+    with TranscriptStore.open(url) as store:
+        (stored,) = store.append(SICK, [more])
+        assert store.active(SICK)[-1] == stored
+    assert log_rows(url)[: len(rows)] == rows and len(log_rows(url)) == len(rows) + 1
+    rows = log_rows(url)
+    with TranscriptStore.open(url) as store:
+        store.rebuild_projections()
+    with TranscriptStore.open(url) as store:
+        with pytest.raises(StorageError, match="a stored event is corrupt"):
+            store.append(SICK, [more])
+    assert log_rows(url) == rows
 
 
 # -- private files ----------------------------------------------------------------------------

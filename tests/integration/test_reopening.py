@@ -103,14 +103,16 @@ def test_a_long_stream_is_replayed_a_page_at_a_time_into_the_transcript_the_whol
             return select(*args, **kwargs)
 
         monkeypatch.setattr(store._log.recorder, "select_events", paged)
-        store.append("long", [{"id": "m7", "role": "user", "content": "turn 7"}])  # a restore
+        attempt = store.begin_compaction("long")
+        store.fail_compaction(attempt, "gave up")  # not an append: the session is replayed
         assert pages[:3] == [4, 4, 4]  # 12 events stored: 3 pages, then the fast-forward
         replayed = store._log._cached(transcript_id("long"))
-        whole = replay(log_events(durable_url, "long")[:-1])
-        assert replayed is not None
-        assert (replayed.active[:-1], replayed.hashes, replayed.fence_version) == (
-            whole.active, whole.hashes, whole.fence_version
+        whole = replay(log_events(durable_url, "long"))
+        assert replayed is not None and replayed.complete
+        assert (replayed.active, replayed.hashes, replayed.fence_version, replayed.rewound) == (
+            whole.active, whole.hashes, whole.fence_version, whole.rewound
         )
+        store.append("long", [{"id": "m7", "role": "user", "content": "turn 7"}])  # a restore
         assert replayed.active[-1] == "m7" and not replayed.rewound & {"m7"}
         result = store.commit_compaction(
             store.begin_compaction("long"), [{"role": "system", "content": "again"}]

@@ -1,10 +1,13 @@
 """The queries users' calls make of the live view tables.
 
 Each takes a cursor on views that reflect the whole log, opened by the views once they
-checked the session is there to be read.
+checked the session is there to be read; but for `holds_whole` and `stored`, which the
+write side asks of the views as they are.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from ....domain.messages import Message
 from ....projections.rows import AttemptRow, HistoryRow, QuarantineRow, SessionRow
@@ -79,6 +82,42 @@ class ViewQueries:
             )
             found.update((row["message_id"], load(row["message"])) for row in c.fetchall())
         return [found[message_id] for message_id in message_ids]
+
+    def holds_whole(self, c: Cursor, session_id: str, version: int) -> bool:
+        """Whether the session's row reflects its events up to `version`, none quarantined
+        and the session not erased."""
+        c.execute(
+            "SELECT version, quarantined, erased_at FROM sessions WHERE session_id = ?",
+            (session_id,),
+        )
+        row = c.fetchone()
+        return (
+            row is not None
+            and row["version"] >= version
+            and not row["quarantined"]
+            and row["erased_at"] is None
+        )
+
+    def stored(
+        self, c: Cursor, session_id: str, message_ids: Sequence[str]
+    ) -> dict[str, tuple[Message, bool]]:
+        """The history rows of these ids: (message as stored, whether rewound) by id."""
+        found: dict[str, tuple[Message, bool]] = {}
+        load = self.rows.json_content
+        unique = list(dict.fromkeys(message_ids))
+        for start in range(0, len(unique), IDS_PER_QUERY):
+            chunk = unique[start : start + IDS_PER_QUERY]
+            c.execute(
+                "SELECT message_id, message, rewound_version FROM message_history "
+                f"WHERE session_id = ? AND message_id IN ({', '.join('?' * len(chunk))})",
+                (session_id, *chunk),
+            )
+            for row in c.fetchall():
+                found[row["message_id"]] = (
+                    load(row["message"]),
+                    row["rewound_version"] is not None,
+                )
+        return found
 
     def active_position(self, c: Cursor, session_id: str, message_id: str) -> int | None:
         c.execute(

@@ -11,7 +11,7 @@ doing the work: `queries`, `rows`, `writing`, `catch_up` and `rebuild`.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Protocol
 from uuid import UUID
@@ -148,6 +148,16 @@ class SQLTranscriptViews(TranscriptViews):
     def check_session(self, session_id: str) -> None:
         with self._session(session_id):
             pass
+
+    def resumable(self, session_id: str, version: int) -> bool:
+        with self.dialect.reading() as c:
+            return self.queries.holds_whole(c, session_id, version)
+
+    def stored_messages(
+        self, session_id: str, message_ids: Sequence[str]
+    ) -> dict[str, tuple[Message, bool]]:
+        with self.dialect.reading() as c:
+            return self.queries.stored(c, session_id, message_ids)
 
     def sessions(self) -> list[SessionRow]:
         with self._current() as c:
