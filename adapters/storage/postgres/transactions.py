@@ -4,7 +4,8 @@ Each takes the library's table lock on the log first (`LOCK TABLE … IN EXCLUSI
 lock every insert of the library takes, so that log positions commit in order), waiting up
 to the lock timeout. PostgreSQL grants a lock in the order it was asked for, so writers of
 every process take turns. Inserts are the library's statement, with its NOTIFY for live
-followers. With the store's durability "normal" a write commits with
+followers. Statements whose results are not read go out together (psycopg's pipeline mode):
+the lock timeout with the lock, the NOTIFY with the insert. With the store's durability "normal" a write commits with
 `synchronous_commit = off`: the last writes can be lost if the server crashes, never
 half-applied.
 """
@@ -57,8 +58,9 @@ class PostgresLogTransaction:
             )
             for event in events
         ]
-        self.cursor.execute(self._notify)
-        self.cursor.execute(recorder.insert_events_statement, (rows,), prepare=True)
+        with self.cursor.connection.pipeline():  # one round trip
+            self.cursor.execute(self._notify)
+            self.cursor.execute(recorder.insert_events_statement, (rows,), prepare=True)
 
     def delete_before(self, stream_id: UUID, version: int) -> None:
         self.cursor.execute(self._delete, (stream_id, version))
@@ -71,8 +73,9 @@ def log_transaction(
     """A write transaction on the log, holding its table lock from the start; `durable`:
     its commit waits for the disk (else `synchronous_commit = off`)."""
     with recorder.datastore.transaction(commit=True) as cursor:
-        if not durable:
-            cursor.execute("SET LOCAL synchronous_commit = off", prepare=True)
-        for statement in recorder.lock_table_statements:
-            cursor.execute(statement, prepare=True)
+        with cursor.connection.pipeline():  # one round trip
+            if not durable:
+                cursor.execute("SET LOCAL synchronous_commit = off", prepare=True)
+            for statement in recorder.lock_table_statements:
+                cursor.execute(statement, prepare=True)
         yield PostgresLogTransaction(recorder, cursor)
