@@ -239,11 +239,13 @@ class TranscriptLog(Application[UUID]):
             except IncompleteTranscript as incomplete:
                 assert transcript is not None and self.views is not None
                 ids = incomplete.message_ids
-                if ids is None or recalled:
-                    transcript = self._replay(session_id, aggregate_id, lenient)
-                else:
-                    transcript.recall(ids, self.views.stored_messages(session_id, ids))
-                    recalled = True
+                if ids is not None and not recalled:
+                    stored = self.views.stored_messages(session_id, ids, transcript.resumed_at)
+                    if stored is not None:  # else the views no longer hold the session whole
+                        transcript.recall(ids, stored)
+                        recalled = True
+                        continue
+                transcript = self._replay(session_id, aggregate_id, lenient)
 
     def _run(
         self,

@@ -37,12 +37,13 @@ class Resumable:
     hashes: dict[str, str]
     rewound: set[str]
     complete = True  # False when resumed
+    resumed_at = 0  # the version it was resumed at: the views must hold the session to there
     recalled: frozenset[str] = frozenset()  # ids looked up and found not stored
 
     def resume(self, version: int) -> None:
         """Stand for the stored stream up to `version`, holding only what was applied (its
         start): the facts of stored messages are recalled as commands need them."""
-        self.version = version
+        self.version = self.resumed_at = version
         self.complete = False
 
     def recall(

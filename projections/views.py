@@ -165,10 +165,13 @@ class TranscriptViews(ABC):
 
     @abstractmethod
     def stored_messages(
-        self, session_id: str, message_ids: Sequence[str]
-    ) -> dict[str, tuple[Message, bool]]:
+        self, session_id: str, message_ids: Sequence[str], version: int
+    ) -> dict[str, tuple[Message, bool]] | None:
         """The session's messages with these ids that the views hold, as stored (with
-        `id`), and whether each is rewound; as the views are, not caught up first."""
+        `id`), and whether each is rewound; as the views are, not caught up first. None
+        unless, in the same snapshot, they hold the session whole up to `version`
+        (`resumable`): a rebuild may have left an event out since, a crashed server the
+        views' last commits."""
 
     @abstractmethod
     def project_written(self, transaction: object) -> None:

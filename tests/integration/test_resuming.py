@@ -16,10 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from support.json_messages import messages
 from support.messages import summary, turns
+from support.rows import damage_event, log_rows
 from transcripts import (
     InvalidMessageError,
     MessageConflictError,
     SessionErasedError,
+    StorageError,
     TranscriptStore,
 )
 from transcripts.config import new_cipher_key
@@ -173,3 +175,22 @@ def test_a_message_of_any_json_shape_is_known_by_its_content_after_reopening(
                 fresh.append(session_id, [{**stored, "changed-by-test": True}])
 
         run()
+
+
+def test_a_resumed_store_replays_once_a_rebuild_left_out_an_event_it_had_not_read(
+    sqlite_url: str,
+) -> None:
+    """The views a resumed transcript relies on can lose a message (a rebuild quarantining a
+    damaged event): the store then replays the session rather than take the id for new."""
+    with TranscriptStore.open(sqlite_url) as store:
+        store.start(SESSION)
+        x, _ = store.append(SESSION, [{"id": "x", "role": "user", "content": "x"}, *turns(1)])
+    with TranscriptStore.open(sqlite_url) as writer:
+        writer.append(SESSION, turns(1, prefix="resumed"))
+        damage_event(sqlite_url, SESSION, 2, state=lambda _state: b"not json")  # x's
+        with TranscriptStore.open(sqlite_url) as other:
+            other.rebuild_projections()  # x is left out of the views now
+        rows = log_rows(sqlite_url)
+        with pytest.raises(StorageError, match="a stored event is corrupt"):
+            writer.append(SESSION, [x])  # never a second MessageAppended of x
+        assert log_rows(sqlite_url) == rows

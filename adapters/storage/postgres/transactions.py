@@ -5,9 +5,9 @@ lock every insert of the library takes, so that log positions commit in order), 
 to the lock timeout. PostgreSQL grants a lock in the order it was asked for, so writers of
 every process take turns. Inserts are the library's statement, with its NOTIFY for live
 followers. Statements whose results are not read go out together (psycopg's pipeline mode):
-the lock timeout with the lock, the NOTIFY with the insert. With the store's durability "normal" a write commits with
-`synchronous_commit = off`: the last writes can be lost if the server crashes, never
-half-applied.
+the lock timeout with the lock, the NOTIFY with the insert. With the store's durability
+"normal" a write commits with `synchronous_commit = off`: the last writes can be lost if
+the server crashes, never half-applied.
 """
 
 from __future__ import annotations

@@ -154,9 +154,11 @@ class SQLTranscriptViews(TranscriptViews):
             return self.queries.holds_whole(c, session_id, version)
 
     def stored_messages(
-        self, session_id: str, message_ids: Sequence[str]
-    ) -> dict[str, tuple[Message, bool]]:
-        with self.dialect.reading() as c:
+        self, session_id: str, message_ids: Sequence[str], version: int
+    ) -> dict[str, tuple[Message, bool]] | None:
+        with self.dialect.reading(snapshot=True) as c:
+            if not self.queries.holds_whole(c, session_id, version):
+                return None
             return self.queries.stored(c, session_id, message_ids)
 
     def sessions(self) -> list[SessionRow]:

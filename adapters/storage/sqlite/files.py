@@ -88,21 +88,19 @@ def _create_private(path: Path) -> None:
         try:
             descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         except FileExistsError:
-            descriptor = _open_for_writing(path)
-        else:
-            os.fchmod(descriptor, 0o600)  # SQLite gives -wal and -shm the mode of the file
+            _check_writable(path)
+            return
+        os.fchmod(descriptor, 0o600)  # SQLite gives -wal and -shm the mode of the file
         os.close(descriptor)
     except OSError as error:
         raise StorageError(f"cannot create {error.filename or path}: {error.strerror}") from None
 
 
-def _open_for_writing(path: Path) -> int:
-    try:
-        return os.open(path, os.O_WRONLY)
-    except PermissionError as error:
-        raise StorageError(
-            f"cannot write {path}: {error.strerror} (a store must be writable)"
-        ) from None
+def _check_writable(path: Path) -> None:
+    """Never by opening the file: closing a descriptor of a database file drops every POSIX
+    lock this process holds on it, SQLite's included (a corrupted file)."""
+    if not os.access(path, os.W_OK):
+        raise StorageError(f"cannot write {path}: Permission denied (a store must be writable)")
 
 
 def _use_wal(path: Path, timeout: float) -> None:
