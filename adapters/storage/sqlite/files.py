@@ -7,6 +7,7 @@ all succeed; `check_store` only reads (a migration's source).
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 from contextlib import closing
@@ -99,6 +100,8 @@ def _create_private(path: Path) -> None:
 def _check_writable(path: Path) -> None:
     """Never by opening the file: closing a descriptor of a database file drops every POSIX
     lock this process holds on it, SQLite's included (a corrupted file)."""
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
     if not os.access(path, os.W_OK):
         raise StorageError(f"cannot write {path}: Permission denied (a store must be writable)")
 
