@@ -22,7 +22,6 @@ deletes every earlier event of the stream, in the same transaction.
 
 from __future__ import annotations
 
-import itertools
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
@@ -209,14 +208,15 @@ class TranscriptLog(Application[UUID]):
         events can be read (else an unreadable event is a StorageError naming it);
         `resumable`: on a resumed transcript if need be (else on the whole one)."""
         aggregate_id = transcript_id(session_id)
-        tries = itertools.count()
+        first_try = True
+
+        def attempt() -> T:
+            nonlocal first_try
+            resume, first_try = resumable and first_try, False
+            return self._attempt(session_id, aggregate_id, command, lenient, resume)
+
         with self._locks[hash(aggregate_id) % _LOCK_STRIPES]:
-            return self.calls.run(
-                lambda: self._attempt(
-                    session_id, aggregate_id, command, lenient, resumable and not next(tries)
-                ),
-                f"write session {session_id!r}",
-            )
+            return self.calls.run(attempt, f"write session {session_id!r}")
 
     def _attempt(
         self,

@@ -8,8 +8,10 @@ interpreter (see support/processes.py for how the parent drives them).
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections import Counter
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -192,6 +194,33 @@ def test_four_processes_opening_a_store_file_nobody_created_yet_all_succeed(
             for i in range(PROCESSES):
                 [message] = store.active(f"session-{i}")
                 assert without_id(message) == {"role": "user", "content": f"round {round_}"}
+
+
+REOPEN_ROUNDS = 40
+
+
+def test_processes_opening_and_closing_stores_beside_one_they_keep_open_leave_the_file_whole(
+    tmp_path: Path, spawn: Spawn
+) -> None:
+    # Closing any descriptor of a database file drops every POSIX lock its process holds on
+    # it, SQLite's: opening a store must never open and close the file itself.
+    url = f"sqlite:///{tmp_path}/store.db"
+    TranscriptStore.open(url).close()
+    workers = [
+        spawn(f"reopener-{i}", worker_program("reopen", url, f"session-{i}", str(REOPEN_ROUNDS)))
+        for i in range(PROCESSES)
+    ]
+    release_together(workers, "ready")
+    results = [worker.result() for worker in workers]
+
+    with closing(sqlite3.connect(path_of(url))) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    with TranscriptStore.open(url) as store:
+        for i, result in enumerate(results):
+            assert len(result["ids"]) == 2 * REOPEN_ROUNDS
+            assert [m["id"] for m in store.history(f"session-{i}")] == result["ids"]
+        report = store.verify_projections()
+        assert report.ok, [str(problem) for problem in report.problems]
 
 
 # -- compactions ----------------------------------------------------------------------------

@@ -7,7 +7,8 @@ write side asks of the views as they are.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from ....domain.messages import Message
 from ....projections.rows import AttemptRow, HistoryRow, QuarantineRow, SessionRow
@@ -71,16 +72,11 @@ class ViewQueries:
         return self.rows.history(row) if row is not None else None
 
     def messages(self, c: Cursor, session_id: str, message_ids: list[str]) -> list[Message]:
-        found: dict[str, Message] = {}
         load = self.rows.json_content
-        for start in range(0, len(message_ids), IDS_PER_QUERY):
-            chunk = message_ids[start : start + IDS_PER_QUERY]
-            c.execute(
-                "SELECT message_id, message FROM message_history WHERE session_id = ? "
-                f"AND message_id IN ({', '.join('?' * len(chunk))})",
-                (session_id, *chunk),
-            )
-            found.update((row["message_id"], load(row["message"])) for row in c.fetchall())
+        found = {
+            row["message_id"]: load(row["message"])
+            for row in self._history_rows(c, session_id, message_ids, "message")
+        }
         return [found[message_id] for message_id in message_ids]
 
     def holds_whole(self, c: Cursor, session_id: str, version: int) -> bool:
@@ -102,22 +98,27 @@ class ViewQueries:
         self, c: Cursor, session_id: str, message_ids: Sequence[str]
     ) -> dict[str, tuple[Message, bool]]:
         """The history rows of these ids: (message as stored, whether rewound) by id."""
-        found: dict[str, tuple[Message, bool]] = {}
         load = self.rows.json_content
+        rows = self._history_rows(c, session_id, message_ids, "message, rewound_version")
+        return {
+            row["message_id"]: (load(row["message"]), row["rewound_version"] is not None)
+            for row in rows
+        }
+
+    def _history_rows(
+        self, c: Cursor, session_id: str, message_ids: Sequence[str], columns: str
+    ) -> Iterator[Any]:
+        """The session's `message_history` rows of these ids (each once): `message_id` and
+        `columns`, read `IDS_PER_QUERY` ids a statement."""
         unique = list(dict.fromkeys(message_ids))
         for start in range(0, len(unique), IDS_PER_QUERY):
             chunk = unique[start : start + IDS_PER_QUERY]
             c.execute(
-                "SELECT message_id, message, rewound_version FROM message_history "
-                f"WHERE session_id = ? AND message_id IN ({', '.join('?' * len(chunk))})",
+                f"SELECT message_id, {columns} FROM message_history WHERE session_id = ? "
+                f"AND message_id IN ({', '.join('?' * len(chunk))})",
                 (session_id, *chunk),
             )
-            for row in c.fetchall():
-                found[row["message_id"]] = (
-                    load(row["message"]),
-                    row["rewound_version"] is not None,
-                )
-        return found
+            yield from c.fetchall()
 
     def active_position(self, c: Cursor, session_id: str, message_id: str) -> int | None:
         c.execute(

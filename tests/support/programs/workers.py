@@ -8,6 +8,7 @@ Run as a script, never imported by the package:
     python workers.py compact URL SESSION INDEX
     python workers.py hold-lock DB_PATH SECONDS
     python workers.py append-loop URL SESSION WARMUP (until the parent writes `stop`)
+    python workers.py reopen URL SESSION ROUNDS
 
 Coordination with the parent is line-based over the pipes, so it needs no sleeps: a child
 prints a status line (`ready`, `begun ...`, `locked`) and, where the test needs a barrier,
@@ -158,6 +159,24 @@ def append_loop(url: str, session_id: str, warmup: int) -> None:
     say(json.dumps({"calls": calls}))
 
 
+def reopen_worker(url: str, session_id: str, rounds: int) -> None:
+    """Keep a store open and, each round, append through it and through a second store of
+    the same file opened and closed meanwhile; the result is the ids stored."""
+    from transcripts import TranscriptStore
+
+    ids = []
+    with TranscriptStore.open(url) as kept:
+        kept.start(session_id, source="e2e")
+        say("ready")
+        wait_for_go()
+        for round_ in range(rounds):
+            ids += [m["id"] for m in kept.append(session_id, [{"role": "user", "content": "kept"}])]
+            with TranscriptStore.open(url) as opened:
+                message = {"role": "user", "content": f"round {round_}"}
+                ids += [m["id"] for m in opened.append(session_id, [message])]
+    say(json.dumps({"ids": ids}))
+
+
 def main(argv: list[str]) -> None:
     command, *args = argv
     if command == "append":
@@ -172,6 +191,9 @@ def main(argv: list[str]) -> None:
     elif command == "append-loop":
         url, session_id, warmup = args
         append_loop(url, session_id, int(warmup))
+    elif command == "reopen":
+        url, session_id, rounds = args
+        reopen_worker(url, session_id, int(rounds))
     elif command == "hold-lock":
         db_path, seconds = args
         hold_lock(db_path, float(seconds))
