@@ -173,6 +173,11 @@ class Backend(ABC):
         committed at the end. Writers of every process take the lock in turn."""
 
     @abstractmethod
+    def durability(self, log: Application[UUID]) -> dict[str, str]:
+        """How the log's writes commit, as the database reports it (its own names and
+        values: SQLite's `journal_mode` and `synchronous`, say)."""
+
+    @abstractmethod
     def scrub(self, log: Application[UUID]) -> None:
         """After an erasure (its views caught up): leave none of the deleted bytes where the
         backend can reach them (indexes, free space, the write-ahead log)."""

@@ -108,6 +108,13 @@ class TranscriptStore(PagedReads):
         """The store's event log as stored, record by record (to copy a whole store)."""
         return StoredLog(self._log, self.config.url)
 
+    def durability_settings(self) -> dict[str, str]:
+        """The store's durability and how its log's writes commit, as the database reports
+        it: SQLite's `journal_mode` and `synchronous`, PostgreSQL's `synchronous_commit`
+        and `fsync`."""
+        reported = self._read(lambda: self.config.backend.durability(self._log))
+        return {"durability": self.config.settings.durability, **reported}
+
     # -- commands --------------------------------------------------------------------------
 
     def start(

@@ -122,23 +122,11 @@ class OurStore(Adapter):
         assert result.committed, result.error
 
     def pragmas(self) -> dict[str, str]:
-        """The log's writer connection (private API: best effort); the views are derived
+        """As the store reads them back from its log's connections; the views are derived
         data and commit at NORMAL / synchronous_commit off, by design (README: Storage)."""
-        try:
-            datastore = self.store._log.recorder.datastore  # type: ignore[attr-defined]
-            if self.postgres:
-                with datastore.get_connection() as connection, connection.cursor() as cursor:
-                    cursor.execute("SHOW synchronous_commit")
-                    row = cursor.fetchone()  # a dict: the store's connections make them
-                    return {"synchronous_commit": row["synchronous_commit"], "views": "off"}
-            pool = datastore.pool
-            connection = pool.get_connection(is_writer=True)
-            try:
-                return {**sqlite_pragmas(connection._sqlite_conn), "views": "NORMAL"}
-            finally:
-                pool.put_connection(connection)
-        except Exception as error:  # noqa: BLE001 - internals moved: say so, go on
-            return {"unknown": type(error).__name__}
+        settings = self.store.durability_settings()
+        del settings["durability"]
+        return {**settings, "views": "off" if self.postgres else "NORMAL"}
 
     def close(self) -> None:
         self.store.close()

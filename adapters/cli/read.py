@@ -46,6 +46,7 @@ def info(store: TranscriptStore, as_json: bool) -> None:
         "compactions_failed": sum(session["compactions_failed"] for session in sessions),
         "events": sum(1 if s["erased_at"] else s["version"] for s in sessions),  # a tombstone
         "erased": sum(session["erased_at"] is not None for session in sessions),
+        "durability": store.durability_settings(),
     }
     statuses = store.projection_status()
     if as_json:
@@ -56,6 +57,10 @@ def info(store: TranscriptStore, as_json: bool) -> None:
     backend += ", encrypted (AES-GCM)" if summary["encrypted"] else ""
     click.echo(f"Store:        {summary['url']}")
     click.echo(f"Backend:      {backend}")
+    durability = dict(summary["durability"])
+    level = durability.pop("durability")
+    reported = ", ".join(f"{name}={value}" for name, value in durability.items())
+    click.echo(f"Durability:   {level} ({reported})")
     erased = f" ({summary['erased']} erased)" if summary["erased"] else ""
     click.echo(f"Sessions:     {summary['sessions']}{erased}")
     rewound = f", {summary['rewound']} rewound" if summary["rewound"] else ""

@@ -24,6 +24,7 @@ def test_info_shows_the_backend_the_counts_and_the_state_of_the_views(
     assert output(run("info")) == table(f"""\
         Store:        {populated}
         Backend:      sqlite, file {path}
+        Durability:   full (journal_mode=wal, synchronous=FULL)
         Sessions:     2
         Messages:     9 stored, 5 active
         Compactions:  1 committed, 1 failed
@@ -55,6 +56,7 @@ def test_info_json_gives_the_counts_and_every_view(run: Run, populated: str) -> 
         "compactions_failed": 1,
         "events": 12,
         "erased": 0,
+        "durability": {"durability": "full", "journal_mode": "wal", "synchronous": "FULL"},
     }
     assert [view["view"] for view in info["projections"]] == [
         "active_messages",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg
 import pytest
 from transcripts import StorageError, TranscriptStore
 
@@ -35,6 +36,11 @@ def test_a_store_writes_its_log_at_full_durability_by_default(sqlite_url: str) -
         assert store.config.settings.durability == "full"
         store.start("s")
         assert log_synchronous(store) == FULL
+        assert store.durability_settings() == {
+            "durability": "full",
+            "journal_mode": "wal",
+            "synchronous": "FULL",
+        }
 
 
 def test_a_store_opened_at_normal_durability_writes_its_log_at_synchronous_normal(
@@ -47,8 +53,10 @@ def test_a_store_opened_at_normal_durability_writes_its_log_at_synchronous_norma
         # The views' transactions commit at NORMAL and give the connection back as it was.
         assert [message["id"] for message in store.active("s")] == ["a"]
         assert log_synchronous(store) == NORMAL
+        assert store.durability_settings()["synchronous"] == "NORMAL"
     with TranscriptStore.open(sqlite_url) as store:  # a setting of the opener, not the file
         assert log_synchronous(store) == FULL
+        assert store.durability_settings()["synchronous"] == "FULL"
         assert [message["id"] for message in store.active("s")] == ["a"]
 
 
@@ -57,10 +65,16 @@ def test_the_environment_sets_the_durability_and_an_argument_beats_it(
 ) -> None:
     monkeypatch.setenv("TRANSCRIPTS_DURABILITY", "normal")
     with TranscriptStore.open(sqlite_url) as store:
-        assert store.config.settings.durability == "normal"
+        assert store.durability_settings()["durability"] == "normal"
         assert log_synchronous(store) == NORMAL
     with TranscriptStore.open(sqlite_url, durability="full") as store:
+        assert store.durability_settings()["durability"] == "full"
         assert log_synchronous(store) == FULL
+
+
+def test_a_memory_store_reports_that_it_keeps_its_journal_in_memory() -> None:
+    with TranscriptStore.open("memory://") as store:
+        assert store.durability_settings()["journal_mode"] == "memory"
 
 
 @pytest.mark.parametrize("durability", ["", "NORMAL", "off", "fast", 1, None])
@@ -91,20 +105,45 @@ def test_every_write_of_a_normal_durability_store_is_there_after_reopening(
         assert store.verify_projections().ok
 
 
+def in_a_write_transaction(store: TranscriptStore) -> str:
+    """`synchronous_commit` as a write transaction of the store's log runs with it."""
+    backend, log = store.config.backend, store._log  # noqa: SLF001
+    with backend.writing(log) as tx:
+        tx.cursor.execute("SHOW synchronous_commit")
+        return str(tx.cursor.fetchone()["synchronous_commit"])
+
+
 def test_postgres_writes_at_normal_durability_commit_without_waiting_for_the_disk(
     postgres_url: str,
 ) -> None:
     with TranscriptStore.open(postgres_url, durability="normal") as store:
         store.start("s")
-        backend, log = store.config.backend, store._log  # noqa: SLF001
-        with backend.writing(log) as tx:
-            tx.cursor.execute("SHOW synchronous_commit")
-            assert tx.cursor.fetchone()["synchronous_commit"] == "off"
+        assert in_a_write_transaction(store) == "off"
+        assert store.durability_settings() == {
+            "durability": "normal",
+            "synchronous_commit": "off",
+            "fsync": "on",
+        }
     with TranscriptStore.open(postgres_url) as store:
-        backend, log = store.config.backend, store._log  # noqa: SLF001
-        with backend.writing(log) as tx:
-            tx.cursor.execute("SHOW synchronous_commit")
-            assert tx.cursor.fetchone()["synchronous_commit"] == "on"
+        assert in_a_write_transaction(store) == "on"
+        assert store.durability_settings()["synchronous_commit"] == "on"
+
+
+def test_postgres_reports_a_database_that_commits_without_waiting_whatever_the_durability(
+    postgres_url: str,
+) -> None:
+    with TranscriptStore.open(postgres_url) as store:
+        store.start("s")
+    with psycopg.connect(postgres_url, autocommit=True) as connection:  # a test's own database
+        database = connection.info.dbname
+        connection.execute(f'ALTER DATABASE "{database}" SET synchronous_commit = off')
+    with TranscriptStore.open(postgres_url) as store:
+        assert in_a_write_transaction(store) == "off"
+        assert store.durability_settings() == {
+            "durability": "full",
+            "synchronous_commit": "off",
+            "fsync": "on",
+        }
 
 
 def test_the_command_line_takes_a_durability(sqlite_url: str) -> None:

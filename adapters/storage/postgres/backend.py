@@ -155,6 +155,20 @@ class PostgresBackend(Backend):
         assert isinstance(log.recorder, PostgresApplicationRecorder)
         return log_transaction(log.recorder, durable=log.env.get(SYNCHRONOUS_COMMIT) != "off")
 
+    def durability(self, log: Application[UUID]) -> dict[str, str]:
+        """The server's `synchronous_commit` and `fsync` for the store's connections; at
+        durability "normal" each log transaction sets `synchronous_commit` off itself."""
+        assert isinstance(log.recorder, PostgresApplicationRecorder)
+        with log.recorder.datastore.get_connection() as connection:
+            with connection.cursor() as cursor:
+                cursor.execute("SHOW synchronous_commit")
+                synchronous_commit = cursor.fetchone()["synchronous_commit"]
+                cursor.execute("SHOW fsync")
+                fsync = cursor.fetchone()["fsync"]
+        if log.env.get(SYNCHRONOUS_COMMIT) == "off":
+            synchronous_commit = "off"
+        return {"synchronous_commit": synchronous_commit, "fsync": fsync}
+
     def scrub(self, log: Application[UUID]) -> None:
         erasure.scrub(log)
 

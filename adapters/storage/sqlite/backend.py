@@ -37,6 +37,7 @@ MEMORY_URL = "memory://"
 FILE_SCHEME = "sqlite:///"
 # Errors that waiting for the lock does not cure (primary result codes): a read-only file,
 # an I/O error, a full disk.
+_SYNCHRONOUS_NAMES = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}  # PRAGMA synchronous
 _LASTING_CODES = frozenset({sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL})
 
 
@@ -117,6 +118,20 @@ class SQLiteBackend(Backend):
     def writing(self, log: Application[UUID]) -> AbstractContextManager[SQLiteLogTransaction]:
         assert isinstance(log.recorder, SQLiteApplicationRecorder)
         return log_transaction(log.recorder)
+
+    def durability(self, log: Application[UUID]) -> dict[str, str]:
+        """Read from a connection the log writes with."""
+        assert isinstance(log.recorder, SQLiteApplicationRecorder)
+        with log.recorder.datastore.get_connection(commit=False) as connection:
+            cursor = connection.cursor()
+            cursor.execute("PRAGMA journal_mode")
+            journal = cursor.fetchone()[0]
+            cursor.execute("PRAGMA synchronous")
+            level = cursor.fetchone()[0]
+        return {
+            "journal_mode": str(journal).lower(),
+            "synchronous": _SYNCHRONOUS_NAMES.get(level, str(level)),
+        }
 
     def scrub(self, log: Application[UUID]) -> None:
         erasure.scrub(log)
