@@ -17,6 +17,9 @@ from typing import Any
 
 def search_text(message: Mapping[str, Any]) -> str:
     """The words of a message, for the search index."""
+    content = message.get("content")
+    if isinstance(content, str) and "tool_calls" not in message and "reasoning" not in message:
+        return content.replace("\x00", " ")  # the usual message, at once
     text = " ".join(
         part
         for part in (

@@ -41,18 +41,25 @@ class FTS5Index(SearchIndex):
         return [search_table(tables.message_history)]
 
     def insert(self, c: Cursor, tables: Tables, rows: Sequence[HistoryRow]) -> None:
-        """Each row under its history row's rowid, looked up first: an `INSERT … SELECT`
-        into the FTS5 table costs three times as much (SQLite fills a temporary table for
-        each)."""
+        """Each row under its history row's rowid, looked up first a session at a time (its
+        rows of a batch have consecutive `seq`): an `INSERT … SELECT` into the FTS5 table
+        costs three times as much (SQLite fills a temporary table for each)."""
         history = tables.message_history
-        entries = []
+        by_session: dict[str, list[HistoryRow]] = {}
         for row in rows:
+            by_session.setdefault(row.session_id, []).append(row)
+        entries = []
+        for session_id, session_rows in by_session.items():
+            seqs = [row.seq for row in session_rows]
             c.execute(
-                f"SELECT rowid FROM {history} WHERE session_id = ? AND message_id = ?",
-                (row.session_id, row.message_id),
+                f"SELECT seq, rowid FROM {history} WHERE session_id = ? AND seq BETWEEN ? AND ?",
+                (session_id, min(seqs), max(seqs)),
             )
-            rowid = c.fetchone()[0]
-            entries.append((rowid, search_text(row.message), row.session_id, row.message_id))
+            rowids = dict(c.fetchall())
+            entries.extend(
+                (rowids[row.seq], search_text(row.message), session_id, row.message_id)
+                for row in session_rows
+            )
         c.executemany(
             f"INSERT INTO {search_table(history)} (rowid, text, session_id, message_id) "
             "VALUES (?, ?, ?, ?)",
