@@ -23,7 +23,7 @@ def search_text(message: Mapping[str, Any]) -> str:
     text = " ".join(
         part
         for part in (
-            *_content(message.get("content")),
+            *_content(content),
             *_calls(message.get("tool_calls")),
             *_strings(message.get("reasoning")),
         )
