@@ -214,10 +214,12 @@ class Transcript(Resumable, ToolPairing, Aggregate):
 
     @classmethod
     def stand_in(cls, session_id: str) -> Transcript:
-        """A transcript for a session whose Started event cannot be read (to erase it)."""
-        transcript = cls.start(
-            session_id, source="unknown", model=None, parent_id=None, metadata={}
-        )
+        """A transcript for a session whose Started event cannot be read (to erase it). Its
+        id is not checked: an older release may have stored one that today's rules refuse."""
+        transcript = cls._create(
+            cls.Started, id=transcript_id(session_id), session_id=session_id,
+            source="unknown", model=None, parent_id=None, metadata={},
+        )  # fmt: skip
         transcript.collect_events()  # it is not stored: only its state is used
         return transcript
 

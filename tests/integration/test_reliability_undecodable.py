@@ -20,8 +20,14 @@ from typing import Any
 
 import pytest
 from support.cli import error_line, run_cli
-from support.rows import damage_event, log_rows
-from transcripts import CompactionAttempt, CompactionResult, StorageError, TranscriptStore
+from support.rows import damage_event, log_rows, store_raw_event
+from transcripts import (
+    MAX_ID_LENGTH,
+    CompactionAttempt,
+    CompactionResult,
+    StorageError,
+    TranscriptStore,
+)
 from transcripts.domain.transcript import transcript_id
 
 SICK, WELL = "sick", "well"
@@ -146,6 +152,19 @@ def test_forget_erases_a_session_with_an_undecodable_event_leaving_only_the_tomb
     assert [row for row in log_rows(damaged.url) if row not in _sick_rows(damaged.url)] == (
         well_before
     )
+
+
+def test_forget_erases_a_session_whose_unreadable_start_names_an_id_todays_rules_refuse(
+    durable_url: str,
+) -> None:
+    legacy = "L" * (MAX_ID_LENGTH + 1)  # an id an older release may have stored
+    TranscriptStore.open(durable_url).close()
+    store_raw_event(durable_url, legacy, 1, "transcripts:Transcript.Started", b"not json")
+    with TranscriptStore.open(durable_url) as store:
+        erasure = store.forget(legacy)
+        assert erasure.session_id == legacy and not erasure.already_erased
+        assert [event["type"] for event in store.events(legacy)] == ["Erased"]
+        assert store.forget(legacy).already_erased
 
 
 def _sick_rows(url: str) -> list[tuple[str, int, str, bytes]]:

@@ -178,3 +178,18 @@ def damage_event(
         f"UPDATE {events} SET state = ?, topic = ? {where}",
         (new_state, old_topic if topic is None else topic, *params),
     )
+
+
+def store_raw_event(url: str, session_id: str, version: int, topic: str, state: bytes) -> None:
+    """Store an event of a session as it is, with plain SQL: what an older release (or
+    damage) may have left in the log."""
+    from transcripts.domain.transcript import transcript_id
+
+    events, _, _ = _tables(url)
+    key = transcript_id(session_id)
+    query(
+        url,
+        f"INSERT INTO {events} (originator_id, originator_version, topic, state) "
+        "VALUES (?, ?, ?, ?)",
+        (key.hex if is_sqlite(url) else key, version, topic, state),
+    )
