@@ -342,12 +342,9 @@ class TranscriptLog(Application[UUID]):
             except StorageError:
                 if not lenient:
                     raise
-                if transcript is not None:
-                    transcript.version = last  # the next event follows on
-        if lenient and last:
-            if transcript is None:  # not even its start can be read
-                transcript = Transcript.stand_in(session_id)
-            transcript.version = last
+                if transcript is None:  # not even its start can be read
+                    transcript = Transcript.stand_in(session_id)
+                transcript.version = last  # the next event follows on
         return transcript
 
     def decoded(self, session_id: str, stored: StoredEvent) -> Transcript.Event:

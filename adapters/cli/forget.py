@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ... import Erasure, SessionNotFoundError, TranscriptStore
+from ... import Erasure, SessionNotFoundError, StorageError, TranscriptStore
 from ..exporters.timeline import when
 from .render import to_json
 from .render_read import plural
@@ -29,9 +29,10 @@ def forget(store: TranscriptStore, session_id: str, yes: bool, as_json: bool) ->
     Example: transcripts forget 20260830_141200_d4e5f6 --yes
     """
     session = _summary(store, session_id)
-    if session["erased_at"] is None and not yes:
+    if not yes and (session is None or session["erased_at"] is None):
+        held = "its events cannot be read" if session is None else _held(session)
         click.confirm(
-            f"Erase session {session_id!r} for good ({_held(session)})? It cannot be undone",
+            f"Erase session {session_id!r} for good ({held})? It cannot be undone",
             abort=True,
             err=True,
         )
@@ -42,10 +43,16 @@ def forget(store: TranscriptStore, session_id: str, yes: bool, as_json: bool) ->
         click.echo(_report(erasure))
 
 
-def _summary(store: TranscriptStore, session_id: str) -> dict[str, Any]:
+def _summary(store: TranscriptStore, session_id: str) -> dict[str, Any] | None:
+    """The session as `sessions` lists it; None if it is stored but its start cannot be read
+    (the views leave it out, `forget` erases it all the same)."""
     for session in store.sessions():
         if session["id"] == session_id:
             return session
+    try:
+        store.events(session_id)  # SessionNotFoundError if it was never started
+    except StorageError:
+        return None
     raise SessionNotFoundError(session_id)
 
 

@@ -154,12 +154,59 @@ def test_forget_erases_a_session_with_an_undecodable_event_leaving_only_the_tomb
     )
 
 
+STARTED_TOPIC = "transcripts:Transcript.Started"
+
+
+@pytest.fixture
+def unreadable_start(durable_url: str) -> str:
+    """A store whose session SICK has a Started event that cannot be decoded (damaged in
+    place) before two readable appends; WELL beside it."""
+    with TranscriptStore.open(durable_url) as store:
+        store.start(SICK, source="test")
+        store.append(SICK, [{"id": "s0", "role": "user", "content": "secret zebra"}])
+        store.append(SICK, [{"id": "s1", "role": "user", "content": "secret yak"}])
+        store.start(WELL)
+        store.append(WELL, [{"id": "w0", "role": "user", "content": "well 0"}])
+    damage_event(durable_url, SICK, 1, state=lambda _state: b"not json")
+    with TranscriptStore.open(durable_url) as store:
+        store.rebuild_projections()
+    return durable_url
+
+
+def test_forget_erases_a_session_whose_start_cannot_be_read_though_later_events_can(
+    unreadable_start: str,
+) -> None:
+    with TranscriptStore.open(unreadable_start) as store:
+        erasure = store.forget(SICK)
+        assert (erasure.session_id, erasure.messages, erasure.events) == (SICK, 2, 3)
+        assert [event["type"] for event in store.events(SICK)] == ["Erased"]
+        assert store.search("secret") == []
+        assert store.active(WELL) == [{"id": "w0", "role": "user", "content": "well 0"}]
+        report = store.verify_projections()
+        assert report.ok, report.problems
+
+
+def test_the_command_line_forgets_a_session_whose_start_cannot_be_read(
+    unreadable_start: str,
+) -> None:
+    declined = run_cli(unreadable_start, "forget", SICK, input="n\n")
+    assert "(its events cannot be read)" in declined.stderr and declined.exit_code == 1
+    assert [v for _, v, _, _ in _sick_rows(unreadable_start)] == [1, 2, 3]
+    result = run_cli(unreadable_start, "forget", SICK, "--yes")
+    assert result.exit_code == 0, (result.output, result.stderr)
+    assert [topic for _, _, topic, _ in _sick_rows(unreadable_start)] == [
+        "transcripts:Transcript.Erased"
+    ]
+    never = run_cli(unreadable_start, "forget", "never-started", "--yes")
+    assert never.exit_code == 1 and "never started" in error_line(never)
+
+
 def test_forget_erases_a_session_whose_unreadable_start_names_an_id_todays_rules_refuse(
     durable_url: str,
 ) -> None:
     legacy = "L" * (MAX_ID_LENGTH + 1)  # an id an older release may have stored
     TranscriptStore.open(durable_url).close()
-    store_raw_event(durable_url, legacy, 1, "transcripts:Transcript.Started", b"not json")
+    store_raw_event(durable_url, legacy, 1, STARTED_TOPIC, b"not json")
     with TranscriptStore.open(durable_url) as store:
         erasure = store.forget(legacy)
         assert erasure.session_id == legacy and not erasure.already_erased

@@ -35,9 +35,9 @@ from .transactions import SQLiteLogTransaction, log_transaction
 
 MEMORY_URL = "memory://"
 FILE_SCHEME = "sqlite:///"
+_SYNCHRONOUS_NAMES = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}  # PRAGMA synchronous
 # Errors that waiting for the lock does not cure (primary result codes): a read-only file,
 # an I/O error, a full disk.
-_SYNCHRONOUS_NAMES = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}  # PRAGMA synchronous
 _LASTING_CODES = frozenset({sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL})
 
 
