@@ -119,11 +119,18 @@ class SessionFold:
         self.compactions = []
         self.erased_at = event.timestamp
 
+    @staticmethod
+    def _check(message_id: str, message: object) -> None:
+        """A damaged event's message (the views quarantine it too): not an object, no role."""
+        if not isinstance(message, dict):
+            raise TypeError(f"message {message_id!r} is not a JSON object")
+        if "role" not in message:
+            raise KeyError(f"message {message_id!r} has no role")
+
     def _add(
         self, message_id: str, message: Message, event: Transcript.Event, added_by: str | None
     ) -> None:
-        if not isinstance(message, dict):  # a damaged event: the views quarantine it too
-            raise TypeError(f"message {message_id!r} is not a JSON object")
+        self._check(message_id, message)
         self.entries[message_id] = HistoryEntry(
             message_id, message, event.timestamp, event.originator_version, added_by=added_by
         )
@@ -150,10 +157,12 @@ class SessionFold:
 
     def _commit(self, event: Transcript.CompactionCommitted) -> None:
         superseded = superseded_ids(self.active_ids, event.replaced, event.kept)
+        entries = [self.entries[message_id] for message_id in superseded]
+        for new in event.added:  # checked whole before anything changes
+            self._check(new["id"], new["message"])
         for new in event.added:
             self._add(new["id"], new["message"], event, added_by=event.compaction_id)
-        for message_id in superseded:
-            entry = self.entries[message_id]
+        for entry in entries:
             entry.active = False
             entry.superseded_by = event.compaction_id
         self.active_ids = [*event.order, *self.active_ids[event.replaced :]]

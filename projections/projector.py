@@ -238,6 +238,10 @@ class Projector:
         if len(order) != len(kept) + len(added) or set(order) != kept | added.keys():
             raise Unprojectable("compaction order names messages it neither keeps nor adds")
         positions = {message_id: position for position, message_id in enumerate(order, 1)}
+        rows = [  # each added message read whole before anything changes
+            ActiveRow(row.session_id, positions[i], i, message["role"], message)
+            for i, message in added.items()
+        ]
         for message in added.values():
             self._add_history(row, message, event, added_by=event.compaction_id)
         superseded = event.replaced - len(kept)
@@ -246,10 +250,7 @@ class Projector:
             compaction_id=event.compaction_id,
             replaced=event.replaced,
             kept=[(message_id, positions[message_id]) for message_id in event.kept],
-            added=[
-                ActiveRow(row.session_id, positions[i], i, message["role"], message)
-                for i, message in added.items()
-            ],
+            added=rows,
             length=len(order),
         )
         row.active_count += len(order) - event.replaced

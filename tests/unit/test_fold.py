@@ -176,6 +176,20 @@ def test_a_damaged_message_that_is_no_object_cannot_be_applied(
         SessionFold.of([events[0], damaged])
 
 
+def test_a_compaction_adding_a_message_without_a_role_is_left_out_whole(
+    events: list[Transcript.Event],
+) -> None:
+    compaction = events[7]
+    [summary_added] = compaction.added
+    roleless = {**summary_added, "id": "extra", "message": {"content": "no role"}}
+    damaged = dataclasses.replace(compaction, added=[summary_added, roleless])
+    with pytest.raises(KeyError, match="has no role"):
+        SessionFold.of([*events[:7], damaged])
+    fold = SessionFold.of_readable([*events[:7], damaged])
+    assert fold.history() == SessionFold.of(events[:7]).history()
+    assert fold.compactions == []
+
+
 def test_of_readable_leaves_out_the_events_that_cannot_be_applied(
     events: list[Transcript.Event],
 ) -> None:

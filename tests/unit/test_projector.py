@@ -359,6 +359,23 @@ def test_a_compaction_of_messages_that_are_not_active_is_quarantined_and_changes
     assert active_ids(views) == ["m1"]
 
 
+def test_a_compaction_adding_a_message_without_a_role_is_quarantined_and_adds_no_row(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    commit(trip, [summary("first"), summary("second"), TRIP[5]], compaction_id="cmp-1")
+    *appends, compaction = collect(trip)
+    first, second = compaction.added
+    roleless = {**second, "message": {"content": "second"}}
+    damaged = dataclasses.replace(compaction, added=[first, roleless])
+    project(views, entries(appends))
+    changes = project(views, entries([damaged], first=len(appends) + 1))
+    [quarantined] = changes.quarantine
+    assert quarantined.reason.startswith("malformed event: KeyError")
+    assert changes.history_inserts == {} and changes.supersession is None
+    assert changes.sessions[TRIP_ID].message_count == 6
+    assert active_ids(views) == [f"m{n}" for n in range(1, 7)]
+
+
 def test_a_malformed_event_is_quarantined_as_malformed(
     views: MemoryViews, trip: Transcript
 ) -> None:
