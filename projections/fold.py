@@ -150,24 +150,32 @@ class SessionFold:
         gone = set(event.message_ids)
         if len(gone) != len(event.message_ids) or not gone <= set(self.active_ids):
             raise ValueError(f"a rewind of messages that are not active: {event.message_ids}")
+        entries = [self.entries[message_id] for message_id in event.message_ids]
         self.active_ids = [i for i in self.active_ids if i not in gone]
-        for message_id in event.message_ids:
-            entry = self.entries[message_id]
+        for entry in entries:
             entry.active, entry.rewound_version = False, event.originator_version
 
     def _commit(self, event: Transcript.CompactionCommitted) -> None:
+        """Checked whole before anything changes, as the views check it."""
         superseded = superseded_ids(self.active_ids, event.replaced, event.kept)
         entries = [self.entries[message_id] for message_id in superseded]
-        for new in event.added:  # checked whole before anything changes
+        added_ids = [new["id"] for new in event.added]
+        for new in event.added:
             self._check(new["id"], new["message"])
+        if not self.entries.keys().isdisjoint(added_ids):
+            raise ValueError("a compaction adding a message id stored already")
+        order = list(event.order)
+        named = {*event.kept, *added_ids}
+        if len(order) != len(event.kept) + len(added_ids) or set(order) != named:
+            raise ValueError("compaction order names messages it neither keeps nor adds")
+        audit = self._audit_entry(event, COMMITTED, superseded, added_ids)
         for new in event.added:
             self._add(new["id"], new["message"], event, added_by=event.compaction_id)
         for entry in entries:
             entry.active = False
             entry.superseded_by = event.compaction_id
-        self.active_ids = [*event.order, *self.active_ids[event.replaced :]]
-        added_ids = [new["id"] for new in event.added]
-        self.compactions.append(self._audit_entry(event, COMMITTED, superseded, added_ids))
+        self.active_ids = [*order, *self.active_ids[event.replaced :]]
+        self.compactions.append(audit)
 
     @staticmethod
     def _audit_entry(

@@ -242,6 +242,9 @@ class Projector:
             ActiveRow(row.session_id, positions[i], i, message["role"], message)
             for i, message in added.items()
         ]
+        attempt = self._attempt(row, event, COMMITTED, None, None, [], list(added))
+        if any((row.session_id, i) in self.changes.history_inserts for i in added):
+            raise Unprojectable("a compaction adding a message id stored already")
         for message in added.values():
             self._add_history(row, message, event, added_by=event.compaction_id)
         superseded = event.replaced - len(kept)
@@ -255,16 +258,14 @@ class Projector:
         )
         row.active_count += len(order) - event.replaced
         row.compactions_committed += 1
-        attempt = self._attempt(row, event, COMMITTED, None, None, [], list(added))
         self.changes.attempts.append(replace(attempt, superseded_count=superseded))
 
     def _failed(self, session: _Session, event: Transcript.CompactionFailed) -> None:
-        session.row.compactions_failed += 1
-        self.changes.attempts.append(
-            self._attempt(
-                session.row, event, FAILED, event.failure, event.error, event.would_supersede, []
-            )
+        attempt = self._attempt(
+            session.row, event, FAILED, event.failure, event.error, event.would_supersede, []
         )
+        session.row.compactions_failed += 1
+        self.changes.attempts.append(attempt)
 
     # -- helpers -------------------------------------------------------------------------
 

@@ -190,6 +190,29 @@ def test_a_compaction_adding_a_message_without_a_role_is_left_out_whole(
     assert fold.compactions == []
 
 
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"order": None},
+        {"order": ["m1", "ghost", "m6"]},
+        {"added": [{"id": "m2", "message": {"role": "system", "content": "s"}}],
+         "order": ["m1", "m2", "m6"]},
+    ],
+    ids=["no order", "an order naming an id neither kept nor added", "an added id stored"],
+)  # fmt: skip
+def test_a_compaction_that_cannot_be_applied_whole_is_left_out_whole(
+    events: list[Transcript.Event], damage: dict
+) -> None:
+    damaged = dataclasses.replace(events[7], **damage)
+    with pytest.raises((TypeError, ValueError)):
+        SessionFold.of([*events[:7], damaged])
+    fold = SessionFold.of_readable([*events[:7], damaged])
+    before = SessionFold.of(events[:7])
+    assert (fold.history(), fold.active_ids, fold.compactions) == (
+        before.history(), before.active_ids, []
+    )
+
+
 def test_of_readable_leaves_out_the_events_that_cannot_be_applied(
     events: list[Transcript.Event],
 ) -> None:

@@ -376,6 +376,37 @@ def test_a_compaction_adding_a_message_without_a_role_is_quarantined_and_adds_no
     assert active_ids(views) == [f"m{n}" for n in range(1, 7)]
 
 
+def test_a_failed_compaction_that_cannot_be_read_whole_is_quarantined_and_counts_nothing(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    trip.fail_compaction(compaction_id="cmp-f", based_on_version=trip.version, failure="error",
+                         error="boom", reason="", would_supersede=["m1"])  # fmt: skip
+    *appends, failed = collect(trip)
+    damaged = dataclasses.replace(failed, would_supersede=None)
+    changes = project(views, entries([*appends, damaged]))
+    [quarantined] = changes.quarantine
+    assert quarantined.reason.startswith("malformed event: TypeError")
+    assert changes.attempts == [] and changes.sessions[TRIP_ID].compactions_failed == 0
+
+
+def test_a_compaction_adding_an_id_the_batch_stores_already_is_quarantined_whole(
+    views: MemoryViews, trip: Transcript
+) -> None:
+    commit(trip, [summary("sum"), TRIP[5]], compaction_id="cmp-1")
+    *appends, compaction = collect(trip)
+    [added] = compaction.added
+    order = ["m1" if i == added["id"] else i for i in compaction.order]
+    damaged = dataclasses.replace(compaction, added=[{**added, "id": "m1"}], order=order)
+    changes = project(views, entries([*appends, damaged]))
+    [quarantined] = changes.quarantine
+    assert quarantined.reason == "a compaction adding a message id stored already"
+    history = list(changes.history_inserts.values())
+    assert [(h.seq, h.message_id, h.added_by) for h in history] == [
+        (seq, f"m{seq}", None) for seq in range(1, 7)
+    ]
+    assert changes.supersession is None and changes.attempts == []
+
+
 def test_a_malformed_event_is_quarantined_as_malformed(
     views: MemoryViews, trip: Transcript
 ) -> None:
