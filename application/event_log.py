@@ -46,7 +46,8 @@ Command = Callable[[Transcript | None, LogTransaction], tuple[T, Transcript | No
 _LOCK_STRIPES = 64
 _SESSION_PAGE = 500
 _REPLAY_PAGE = 10_000  # events read at a time when a transcript is replayed
-_FIRST_TOPICS = [Transcript.Started.TOPIC, Transcript.Erased.TOPIC]  # a stream begins with one
+_FIRST_EVENTS = (Transcript.Started, Transcript.Erased)  # a stream begins with one
+_FIRST_TOPICS = [event.TOPIC for event in _FIRST_EVENTS]
 # Recently written transcripts stay in memory (about 150 bytes a message: ids, content
 # hashes), so that a gateway writing thousands of live sessions in turn replays none of
 # them; a failed save evicts its transcript.
@@ -335,6 +336,8 @@ class TranscriptLog(Application[UUID]):
             last = event.originator_version
             try:
                 decoded = self.decoded(session_id, event)
+                if transcript is None and not isinstance(decoded, _FIRST_EVENTS):
+                    raise corrupt_event(session_id, last, ValueError("no Started event before it"))
                 try:
                     transcript = decoded.mutate(transcript)
                 except UNREADABLE as error:  # a damaged event, decoded but not applicable

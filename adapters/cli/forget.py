@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ... import Erasure, SessionNotFoundError, StorageError, TranscriptStore
+from ... import Erasure, StorageError, TranscriptStore
 from ..exporters.timeline import when
 from .render import to_json
 from .render_read import plural
@@ -30,7 +30,7 @@ def forget(store: TranscriptStore, session_id: str, yes: bool, as_json: bool) ->
     """
     session = _summary(store, session_id)
     if not yes and (session is None or session["erased_at"] is None):
-        held = "its events cannot be read" if session is None else _held(session)
+        held = "the views leave it out" if session is None else _held(session)
         click.confirm(
             f"Erase session {session_id!r} for good ({held})? It cannot be undone",
             abort=True,
@@ -44,16 +44,16 @@ def forget(store: TranscriptStore, session_id: str, yes: bool, as_json: bool) ->
 
 
 def _summary(store: TranscriptStore, session_id: str) -> dict[str, Any] | None:
-    """The session as `sessions` lists it; None if it is stored but its start cannot be read
-    (the views leave it out, `forget` erases it all the same)."""
+    """The session as `sessions` lists it; None if it is stored but the views leave it out
+    (its start cannot be read or taken): `forget` erases it all the same."""
     for session in store.sessions():
         if session["id"] == session_id:
             return session
     try:
         store.events(session_id)  # SessionNotFoundError if it was never started
     except StorageError:
-        return None
-    raise SessionNotFoundError(session_id)
+        pass
+    return None
 
 
 def _held(session: dict[str, Any]) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from support.cli import error_line, run_cli
-from support.rows import damage_event, log_rows, store_raw_event
+from support.rows import damage_event, delete_event, log_rows, store_raw_event
 from transcripts import (
     MAX_ID_LENGTH,
     CompactionAttempt,
@@ -190,7 +190,7 @@ def test_the_command_line_forgets_a_session_whose_start_cannot_be_read(
     unreadable_start: str,
 ) -> None:
     declined = run_cli(unreadable_start, "forget", SICK, input="n\n")
-    assert "(its events cannot be read)" in declined.stderr and declined.exit_code == 1
+    assert "(the views leave it out)" in declined.stderr and declined.exit_code == 1
     assert [v for _, v, _, _ in _sick_rows(unreadable_start)] == [1, 2, 3]
     result = run_cli(unreadable_start, "forget", SICK, "--yes")
     assert result.exit_code == 0, (result.output, result.stderr)
@@ -199,6 +199,24 @@ def test_the_command_line_forgets_a_session_whose_start_cannot_be_read(
     ]
     never = run_cli(unreadable_start, "forget", "never-started", "--yes")
     assert never.exit_code == 1 and "never started" in error_line(never)
+
+
+def test_a_session_whose_started_event_is_gone_is_a_storage_error_and_forget_erases_it(
+    durable_url: str,
+) -> None:
+    with TranscriptStore.open(durable_url) as store:
+        store.start(SICK)
+        store.append(SICK, [{"id": "s0", "role": "user", "content": "secret zebra"}])
+    delete_event(durable_url, SICK, 1)
+    with TranscriptStore.open(durable_url) as store:
+        store.rebuild_projections()
+        with pytest.raises(StorageError, match="version 2"):
+            store.append(SICK, [{"id": "s1", "role": "user", "content": "more"}])
+    result = run_cli(durable_url, "forget", SICK, "--yes")
+    assert result.exit_code == 0, (result.output, result.stderr)
+    assert [topic for _, _, topic, _ in _sick_rows(durable_url)] == [
+        "transcripts:Transcript.Erased"
+    ]
 
 
 def test_forget_erases_a_session_whose_unreadable_start_names_an_id_todays_rules_refuse(

@@ -193,3 +193,16 @@ def store_raw_event(url: str, session_id: str, version: int, topic: str, state: 
         "VALUES (?, ?, ?, ?)",
         (key.hex if is_sqlite(url) else key, version, topic, state),
     )
+
+
+def delete_event(url: str, session_id: str, version: int) -> None:
+    """Delete event `version` of a session from the log, with plain SQL."""
+    from transcripts.domain.transcript import transcript_id
+
+    events, _, _ = _tables(url)
+    key = transcript_id(session_id)
+    query(
+        url,
+        f"DELETE FROM {events} WHERE originator_id = ? AND originator_version = ?",
+        (key.hex if is_sqlite(url) else key, version),
+    )
