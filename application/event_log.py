@@ -185,7 +185,9 @@ class TranscriptLog(Application[UUID]):
                     started = self.mapper.to_domain_event(notification)
                 except Exception:  # a corrupt Started event: the views quarantined it
                     continue
-                yield started.session_id  # type: ignore[attr-defined]
+                session_id = getattr(started, "session_id", None)
+                if isinstance(session_id, str):  # else damaged: quarantined too
+                    yield session_id
             if len(page) < _SESSION_PAGE:
                 return
             position = page[-1].id

@@ -145,6 +145,7 @@ class Projector:
     # -- event handlers: check first, then change (a raise must leave the batch untouched) -
 
     def _started(self, entry: LogEntry, event: Transcript.Started) -> None:
+        _check_session_id(event.session_id)
         if self._session(entry.transcript_id) is not None:
             raise Unprojectable("a second Started event for one session")
         row = SessionRow(
@@ -161,6 +162,7 @@ class Projector:
         self._sessions[entry.transcript_id] = _Session(row, started=True)
 
     def _erased(self, entry: LogEntry, event: Transcript.Erased) -> None:
+        _check_session_id(event.session_id)
         session = self._session(entry.transcript_id)
         if session is not None and session.row.erased_at is not None:
             raise Unprojectable("a second Erased event for one session")
@@ -382,3 +384,8 @@ def _renumbered(active: list[ActiveRow]) -> list[ActiveRow]:
         ActiveRow(row.session_id, position, row.message_id, row.role, row.message)
         for position, row in enumerate(active, 1)
     ]
+
+
+def _check_session_id(session_id: object) -> None:
+    if not isinstance(session_id, str) or not session_id:
+        raise Unprojectable(f"a session id that is no non-empty string: {session_id!r}")

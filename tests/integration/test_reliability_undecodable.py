@@ -219,6 +219,21 @@ def test_a_session_whose_started_event_is_gone_is_a_storage_error_and_forget_era
     ]
 
 
+def test_verify_reports_a_started_event_whose_session_id_is_no_string(
+    durable_url: str,
+) -> None:
+    with TranscriptStore.open(durable_url) as store:
+        store.start(SICK)
+        store.start(WELL)
+    damage_event(durable_url, SICK, 1, state=lambda state: state.replace(b'"sick"', b"5"))
+    with TranscriptStore.open(durable_url) as store:
+        store.rebuild_projections()
+        report = store.verify_projections()
+        assert [problem.kind for problem in report.problems] == ["quarantined"]
+        assert "a session id that is no non-empty string: 5" in str(report.problems[0])
+        assert [session["id"] for session in store.sessions()] == [WELL]
+
+
 def test_forget_erases_a_session_whose_unreadable_start_names_an_id_todays_rules_refuse(
     durable_url: str,
 ) -> None:

@@ -407,6 +407,20 @@ def test_a_compaction_adding_an_id_the_batch_stores_already_is_quarantined_whole
     assert changes.supersession is None and changes.attempts == []
 
 
+@pytest.mark.parametrize("session_id", [5, None, ""])
+def test_a_started_event_naming_no_session_id_is_quarantined_without_a_row(
+    views: MemoryViews, trip: Transcript, session_id: object
+) -> None:
+    started, m1, *_ = collect(trip)
+    damaged = dataclasses.replace(started, session_id=session_id)
+    changes = project(views, entries([damaged, m1]))
+    assert [q.reason for q in changes.quarantine] == [
+        f"a session id that is no non-empty string: {session_id!r}",
+        "an event of a session that has no Started event",
+    ]
+    assert changes.sessions == {} and changes.history_inserts == {}
+
+
 def test_a_malformed_event_is_quarantined_as_malformed(
     views: MemoryViews, trip: Transcript
 ) -> None:
