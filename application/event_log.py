@@ -345,8 +345,8 @@ class TranscriptLog(Application[UUID]):
                 except UNREADABLE as error:  # a damaged event, decoded but not applicable
                     raise corrupt_event(session_id, last, error) from error
             except StorageError:
-                if not lenient:
-                    raise
+                if not lenient or (transcript is None and event.topic == Transcript.Erased.TOPIC):
+                    raise  # (an erased session's tombstone: nothing more to erase)
                 if transcript is None:  # not even its start can be read
                     transcript = Transcript.stand_in(session_id)
                 transcript.version = last  # the next event follows on

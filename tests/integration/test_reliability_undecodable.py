@@ -219,6 +219,21 @@ def test_a_session_whose_started_event_is_gone_is_a_storage_error_and_forget_era
     ]
 
 
+def test_forgetting_again_a_session_whose_tombstone_cannot_be_read_writes_nothing(
+    durable_url: str,
+) -> None:
+    with TranscriptStore.open(durable_url) as store:
+        store.start(SICK)
+        store.append(SICK, [{"id": "s0", "role": "user", "content": "secret"}])
+        tombstone = store.forget(SICK)
+    damage_event(durable_url, SICK, tombstone.events + 1, state=lambda _state: b"not json")
+    rows = log_rows(durable_url)
+    with TranscriptStore.open(durable_url) as store:
+        with pytest.raises(StorageError, match=f"version {tombstone.events + 1}"):
+            store.forget(SICK)
+    assert log_rows(durable_url) == rows
+
+
 def test_verify_reports_a_started_event_whose_session_id_is_no_string(
     durable_url: str,
 ) -> None:
