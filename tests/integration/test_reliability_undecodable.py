@@ -28,7 +28,7 @@ from transcripts import (
     StorageError,
     TranscriptStore,
 )
-from transcripts.domain.transcript import transcript_id
+from transcripts.domain.transcript import Transcript, transcript_id
 
 SICK, WELL = "sick", "well"
 FUTURE_TOPIC = "transcripts:Transcript.FutureEvent"
@@ -154,9 +154,6 @@ def test_forget_erases_a_session_with_an_undecodable_event_leaving_only_the_tomb
     )
 
 
-STARTED_TOPIC = "transcripts:Transcript.Started"
-
-
 @pytest.fixture
 def unreadable_start(durable_url: str) -> str:
     """A store whose session SICK has a Started event that cannot be decoded (damaged in
@@ -192,11 +189,7 @@ def test_the_command_line_forgets_a_session_whose_start_cannot_be_read(
     declined = run_cli(unreadable_start, "forget", SICK, input="n\n")
     assert "(the views leave it out)" in declined.stderr and declined.exit_code == 1
     assert [v for _, v, _, _ in _sick_rows(unreadable_start)] == [1, 2, 3]
-    result = run_cli(unreadable_start, "forget", SICK, "--yes")
-    assert result.exit_code == 0, (result.output, result.stderr)
-    assert [topic for _, _, topic, _ in _sick_rows(unreadable_start)] == [
-        "transcripts:Transcript.Erased"
-    ]
+    _forget_on_the_command_line(unreadable_start)
     never = run_cli(unreadable_start, "forget", "never-started", "--yes")
     assert never.exit_code == 1 and "never started" in error_line(never)
 
@@ -212,11 +205,7 @@ def test_a_session_whose_started_event_is_gone_is_a_storage_error_and_forget_era
         store.rebuild_projections()
         with pytest.raises(StorageError, match="version 2"):
             store.append(SICK, [{"id": "s1", "role": "user", "content": "more"}])
-    result = run_cli(durable_url, "forget", SICK, "--yes")
-    assert result.exit_code == 0, (result.output, result.stderr)
-    assert [topic for _, _, topic, _ in _sick_rows(durable_url)] == [
-        "transcripts:Transcript.Erased"
-    ]
+    _forget_on_the_command_line(durable_url)
 
 
 def test_forgetting_again_a_session_whose_tombstone_cannot_be_read_writes_nothing(
@@ -254,12 +243,19 @@ def test_forget_erases_a_session_whose_unreadable_start_names_an_id_todays_rules
 ) -> None:
     legacy = "L" * (MAX_ID_LENGTH + 1)  # an id an older release may have stored
     TranscriptStore.open(durable_url).close()
-    store_raw_event(durable_url, legacy, 1, STARTED_TOPIC, b"not json")
+    store_raw_event(durable_url, legacy, 1, Transcript.Started.TOPIC, b"not json")
     with TranscriptStore.open(durable_url) as store:
         erasure = store.forget(legacy)
         assert erasure.session_id == legacy and not erasure.already_erased
         assert [event["type"] for event in store.events(legacy)] == ["Erased"]
         assert store.forget(legacy).already_erased
+
+
+def _forget_on_the_command_line(url: str) -> None:
+    """`transcripts forget SICK --yes` succeeds and leaves only the tombstone of SICK."""
+    result = run_cli(url, "forget", SICK, "--yes")
+    assert result.exit_code == 0, (result.output, result.stderr)
+    assert [topic for _, _, topic, _ in _sick_rows(url)] == [Transcript.Erased.TOPIC]
 
 
 def _sick_rows(url: str) -> list[tuple[str, int, str, bytes]]:
@@ -288,10 +284,6 @@ def test_the_command_line_prints_one_line_naming_the_version_and_exits_1(
 
 
 def test_the_command_line_forgets_a_session_with_an_undecodable_event(damaged: Damaged) -> None:
-    result = run_cli(damaged.url, "forget", SICK, "--yes")
-    assert result.exit_code == 0, (result.output, result.stderr)
-    assert [topic for _, _, topic, _ in _sick_rows(damaged.url)] == [
-        "transcripts:Transcript.Erased"
-    ]
+    _forget_on_the_command_line(damaged.url)
     shown = run_cli(damaged.url, "show", SICK)
     assert "was erased" in error_line(shown)

@@ -164,13 +164,10 @@ def damage_event(
 ) -> None:
     """Damage event `version` of a session in place, with plain SQL: its stored state becomes
     `state(old state)`, its topic `topic` (either, or both)."""
-    from transcripts.domain.transcript import transcript_id
-
     assert state is not None or topic is not None
     events, _, _ = _tables(url)
-    key = transcript_id(session_id)  # SQLite keeps it as hex text, PostgreSQL as a uuid
     where = "WHERE originator_id = ? AND originator_version = ?"
-    params = (key.hex if is_sqlite(url) else key, version)
+    params = (_stream_key(url, session_id), version)
     [(old_state, old_topic)] = query(url, f"SELECT state, topic FROM {events} {where}", params)
     new_state = bytes(old_state) if state is None else state(bytes(old_state))
     query(
@@ -183,26 +180,28 @@ def damage_event(
 def store_raw_event(url: str, session_id: str, version: int, topic: str, state: bytes) -> None:
     """Store an event of a session as it is, with plain SQL: what an older release (or
     damage) may have left in the log."""
-    from transcripts.domain.transcript import transcript_id
-
     events, _, _ = _tables(url)
-    key = transcript_id(session_id)
     query(
         url,
         f"INSERT INTO {events} (originator_id, originator_version, topic, state) "
         "VALUES (?, ?, ?, ?)",
-        (key.hex if is_sqlite(url) else key, version, topic, state),
+        (_stream_key(url, session_id), version, topic, state),
     )
 
 
 def delete_event(url: str, session_id: str, version: int) -> None:
     """Delete event `version` of a session from the log, with plain SQL."""
-    from transcripts.domain.transcript import transcript_id
-
     events, _, _ = _tables(url)
-    key = transcript_id(session_id)
     query(
         url,
         f"DELETE FROM {events} WHERE originator_id = ? AND originator_version = ?",
-        (key.hex if is_sqlite(url) else key, version),
+        (_stream_key(url, session_id), version),
     )
+
+
+def _stream_key(url: str, session_id: str) -> Any:
+    """A session's stream id as the backend stores it: hex text (SQLite), a uuid (PostgreSQL)."""
+    from transcripts.domain.transcript import transcript_id
+
+    key = transcript_id(session_id)
+    return key.hex if is_sqlite(url) else key
