@@ -90,65 +90,89 @@ def copy_schema(c: sqlite3.Connection) -> list[str]:
 
 
 class _CopyBatch:
-    """The rows one batch of events writes, built from the decoded payloads by plain code."""
+    """The rows one batch of events writes, built from the decoded payloads by plain code.
 
-    HISTORY = f"INSERT INTO {COPY_PREFIX}message_history VALUES (?,?,?,?,?,?,?,?,?,?)"
-    ACTIVE = f"INSERT INTO {COPY_PREFIX}active_messages VALUES (?,?,?,?,?)"
+    `active_messages` is a view of the history rows that have a position. A compaction
+    (version 2: the first `replaced` active messages, of which it keeps `kept`, then
+    `order`) marks the rest of that range superseded; at the end of the batch every active
+    message of a compacted session is given its position (stored rows by UPDATE)."""
+
+    HISTORY = f"INSERT INTO {COPY_PREFIX}message_history VALUES ({','.join('?' * 13)})"
     ATTEMPT = f"INSERT INTO {COPY_PREFIX}compaction_attempts VALUES ({','.join('?' * 15)})"
-    SESSION = f"INSERT OR REPLACE INTO {COPY_PREFIX}sessions VALUES ({','.join('?' * 15)})"
+    SESSION = f"INSERT OR REPLACE INTO {COPY_PREFIX}sessions VALUES ({','.join('?' * 16)})"
     SUPERSEDE = (
-        f"UPDATE {COPY_PREFIX}message_history SET active = 0, superseded_by = ? "
+        f"UPDATE {COPY_PREFIX}message_history SET active = 0, superseded_by = ?, position = NULL "
         "WHERE session_id = ? AND message_id = ?"
     )
-    UNACTIVE = f"DELETE FROM {COPY_PREFIX}active_messages WHERE session_id = ? AND message_id = ?"
+    PLACE = (
+        f"UPDATE {COPY_PREFIX}message_history SET position = ? "
+        "WHERE session_id = ? AND message_id = ?"
+    )
 
-    def __init__(self) -> None:
-        """No rows yet."""
-        self.history: list[tuple[Any, ...]] = []
-        self.active: list[tuple[Any, ...]] = []
+    def __init__(self, sessions: dict[str, list[Any]], actives: dict[str, list[str]]) -> None:
+        """No rows yet; `sessions` holds every session's row so far (by transcript id), and
+        `actives` its active message ids in order: both kept from batch to batch."""
+        self.all_sessions, self.actives = sessions, actives
+        self.history: dict[tuple[str, str], list[Any]] = {}
         self.attempts: list[tuple[Any, ...]] = []
         self.superseded: list[tuple[str, str, str]] = []
+        self.compacted: set[str] = set()
+        self.appended: dict[str, int] = {}  # by transcript id: messages appended (new rows)
         self.sessions: dict[str, list[Any]] = {}
 
-    def take(
-        self, sessions: dict[str, list[Any]], originator: str, number: int, kind: str, data: Any
-    ) -> None:
-        """The rows of one decoded event; `sessions` holds every session's row so far."""
+    def take(self, originator: str, number: int, kind: str, data: Any) -> None:
+        """The rows of one decoded event."""
         at = data["timestamp"]["_data_"]
         if kind == "Started":
             metadata = orjson.dumps(data["metadata"]).decode()
             row = [data["session_id"], originator, data["source"], data["model"],
-                   data["parent_id"], metadata, at, at, number, 0, 0, 0, 0, 0, None]  # fmt: skip
-            sessions[originator] = row
+                   data["parent_id"], metadata, at, at, number, 0, 0, 0, 0, 0, None, 0]  # fmt: skip
+            self.all_sessions[originator], self.actives[originator] = row, []
         else:
-            row = sessions[originator]
+            row, active = self.all_sessions[originator], self.actives[originator]
             if kind == "MessageAppended":
+                active.append(data["message_id"])
+                self.appended[originator] = self.appended.get(originator, 0) + 1
                 self.message(row, data["message_id"], data["message"], None, at, number)
-                row[10] += 1
             elif kind == "CompactionCommitted":
-                added = [new["id"] for new in data["added"]]
-                for new in data["added"]:
-                    self.message(row, new["id"], new["message"], data["compaction_id"], at, number)
-                self.superseded += [(data["compaction_id"], row[0], i) for i in data["superseded"]]
-                row[10] += len(added) - len(data["superseded"])
-                row[11] += 1
-                self.attempt(row[0], data, number, "committed", data["superseded"], added, at)
+                self.compaction(originator, row, active, data, at, number)
             elif kind == "CompactionFailed":
                 row[12] += 1
                 self.attempt(row[0], data, number, "failed", data["would_supersede"], [], at)
-            row[7], row[8] = at, number
+            row[7], row[8], row[10] = at, number, len(active)
         self.sessions[originator] = row
+
+    def compaction(
+        self, originator: str, row: list[Any], active: list[str], data: Any, at: str, number: int
+    ) -> None:
+        """A committed compaction's rows; `active` becomes the new active list."""
+        kept, by = set(data["kept"]), data["compaction_id"]
+        superseded = [i for i in active[: data["replaced"]] if i not in kept]
+        for message_id in superseded:
+            pending = self.history.get((row[0], message_id))
+            if pending is None:
+                self.superseded.append((by, row[0], message_id))
+            else:
+                pending[5], pending[6] = 0, by
+        active[:] = data["order"] + active[data["replaced"] :]
+        for new in data["added"]:
+            self.message(row, new["id"], new["message"], by, at, number)
+        row[11] += 1
+        self.compacted.add(originator)
+        added = [new["id"] for new in data["added"]]
+        self.attempt(row[0], data, number, "committed", superseded, added, at)
 
     def message(
         self, row: list[Any], message_id: str, content: dict[str, Any], by: str | None,
         at: str, number: int,
     ) -> None:  # fmt: skip
-        """A message's history and active rows; counts it in its session's row."""
+        """A message's history row; counts it in its session's row."""
         row[9] += 1
         text = orjson.dumps({"id": message_id, **content}).decode()
-        role = content["role"]
-        self.history.append((row[0], row[9], message_id, role, text, 1, None, by, at, number))
-        self.active.append((row[0], row[9], message_id, role, text))
+        self.history[(row[0], message_id)] = [
+            row[0], row[9], message_id, content["role"], text, 1, None, by, at, number, None,
+            None, None,
+        ]  # fmt: skip
 
     def attempt(
         self, session_id: str, data: Any, number: int, status: str, superseded: list[str],
@@ -163,12 +187,27 @@ class _CopyBatch:
         ))  # fmt: skip
 
     def write(self, c: sqlite3.Connection) -> None:
-        """Write the batch's rows (in the caller's transaction)."""
-        c.executemany(self.HISTORY, self.history)
-        c.executemany(self.ACTIVE, self.active)
-        if self.superseded:
-            c.executemany(self.SUPERSEDE, self.superseded)
-            c.executemany(self.UNACTIVE, [(s, m) for _, s, m in self.superseded])
+        """Write the batch's rows (in the caller's transaction): superseded stored rows leave
+        the active list, stored rows move (negated first: no two rows of a session share a
+        position), then the new rows are inserted with theirs."""
+        placed = []
+        for originator, row in self.sessions.items():
+            active = self.actives[originator]
+            first = (
+                1
+                if originator in self.compacted
+                else len(active) - self.appended.get(originator, 0) + 1
+            )
+            for position, message_id in enumerate(active[first - 1 :], first):
+                pending = self.history.get((row[0], message_id))
+                if pending is None:
+                    placed.append((position, row[0], message_id))
+                else:
+                    pending[12] = position
+        c.executemany(self.SUPERSEDE, self.superseded)
+        c.executemany(self.PLACE, [(-position, s, m) for position, s, m in placed])
+        c.executemany(self.PLACE, placed)
+        c.executemany(self.HISTORY, self.history.values())
         c.executemany(self.ATTEMPT, self.attempts)
         c.executemany(self.SESSION, self.sessions.values())
 
@@ -213,6 +252,7 @@ class PlainCopy:
         """Stream the log and write the view rows, one transaction per batch of events."""
         c = self.connection
         sessions: dict[str, list[Any]] = {}  # transcript id -> its sessions row, as a list
+        actives: dict[str, list[str]] = {}  # transcript id -> its active message ids
         position = done = 0
         while True:
             rows = c.execute(
@@ -222,9 +262,9 @@ class PlainCopy:
             ).fetchall()
             if not rows:
                 return done
-            batch = _CopyBatch()
+            batch = _CopyBatch(sessions, actives)
             for _, originator, number, topic, state in rows:
-                batch.take(sessions, originator, number, topic[len(TOPIC) :], orjson.loads(state))
+                batch.take(originator, number, topic[len(TOPIC) :], orjson.loads(state))
             c.execute("BEGIN IMMEDIATE")
             batch.write(c)
             position = rows[-1][0]

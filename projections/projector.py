@@ -79,9 +79,10 @@ class Projector:
     VERSIONS: ClassVar[dict[str, int]] = {
         # 2: the views write the search index (what triggers fed could fail); ids hashed on
         # PostgreSQL; every event rebuilt once, so that none an older release quarantined
-        # for its shape stays out
-        "active_messages": 2,
-        "message_history": 3,  # 3: rewound_version, restored_version (Rewound events)
+        # for its shape stays out. 3: an SQL view of message_history (its position column)
+        "active_messages": 3,
+        # 3: rewound_version, restored_version (Rewound events); 4: position
+        "message_history": 4,
         "compaction_attempts": 3,  # 3: CompactionCommitted 2, which older releases cannot read
         "sessions": 4,  # 2: erased_at; 3: as the others' 2; 4: rewound_count
     }

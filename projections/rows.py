@@ -1,9 +1,11 @@
 """Rows of the read models, as the projection produces them and the views store them.
 
 The public schema (same table and column names on every SQL backend):
-- `active_messages`: session_id, position, message_id, role, message
+- `active_messages`: session_id, position, message_id, role, message (an SQL view: the
+  `message_history` rows that have a position, so a message's content is stored once)
 - `message_history`: session_id, seq, message_id, role, message, active, superseded_by,
-  added_by, appended_at, appended_version, rewound_version, restored_version
+  added_by, appended_at, appended_version, rewound_version, restored_version, position
+  (NULL unless active)
 - `compaction_attempts`: compaction_id, session_id, version, status, reason, failure, error,
   based_on_version, superseded_count, added_count, superseded_ids, added_ids,
   tokens_before, tokens_after, at

@@ -33,8 +33,8 @@ def test_info_shows_the_backend_the_counts_and_the_state_of_the_views(
         ┏━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━━┳━━━━━━┳━━━━━┳━━━━━━┳━━━━━━━━━━━━━┓
         ┃ view                ┃ version ┃ position ┃ head ┃ lag ┃ rows ┃ quarantined ┃
         ┡━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━━╇━━━━━━╇━━━━━╇━━━━━━╇━━━━━━━━━━━━━┩
-        │ active_messages     │ 2       │ 12       │ 12   │ 0   │ 5    │ 0           │
-        │ message_history     │ 3       │ 12       │ 12   │ 0   │ 9    │ 0           │
+        │ active_messages     │ 3       │ 12       │ 12   │ 0   │ 5    │ 0           │
+        │ message_history     │ 4       │ 12       │ 12   │ 0   │ 9    │ 0           │
         │ compaction_attempts │ 3       │ 12       │ 12   │ 0   │ 2    │ 0           │
         │ sessions            │ 4       │ 12       │ 12   │ 0   │ 2    │ 0           │
         └─────────────────────┴─────────┴──────────┴──────┴─────┴──────┴─────────────┘

@@ -51,6 +51,35 @@ def test_the_view_tables_have_the_same_names_and_columns_in_the_same_order_as_on
     assert all(on_postgres.values())
 
 
+def test_the_active_messages_table_of_an_older_release_becomes_a_view_of_the_history_on_open(
+    postgres_url: str,
+) -> None:
+    with TranscriptStore.open(postgres_url) as store:
+        write_some(store)
+        active = store.active("s1")
+    for statement in (  # the views as the release before wrote them
+        "DROP VIEW active_messages",
+        "CREATE TABLE active_messages AS SELECT session_id, position, message_id, role, message "
+        "FROM message_history WHERE position IS NOT NULL",
+        "ALTER TABLE message_history DROP COLUMN position",
+        "UPDATE view_versions SET version = 2 WHERE view = 'active_messages'",
+        "UPDATE view_versions SET version = 3 WHERE view = 'message_history'",
+    ):
+        sql(postgres_url, statement)
+    with TranscriptStore.open(postgres_url) as store:  # rebuilt on open
+        assert store.active("s1") == active
+        assert store.verify_projections().ok
+        store.append("s1", [{"id": "after", "role": "user", "content": "after the upgrade"}])
+        assert [m["id"] for m in store.active("s1")] == [*(m["id"] for m in active), "after"]
+    [(kind,)] = sql(
+        postgres_url, "SELECT relkind::text FROM pg_class WHERE relname = 'active_messages'"
+    )
+    assert kind == "v"
+    indexes = {name for (name,) in sql(postgres_url, "SELECT indexname FROM pg_indexes")}
+    assert "message_history_position_key" in indexes
+    assert not any("__next" in name for name in indexes)
+
+
 def test_users_can_query_the_views_with_plain_sql_and_json_operators(postgres_url: str) -> None:
     with TranscriptStore.open(postgres_url) as store:
         write_some(store)
@@ -104,10 +133,10 @@ DUPLICATES = {
     "source, model, parent_id, metadata, started_at, last_event_at, version, message_count, "
     "active_count, compactions_committed, compactions_failed, quarantined, erased_at, "
     "rewound_count FROM sessions WHERE session_id = %s",
-    "active_messages (session, position)": "INSERT INTO active_messages SELECT session_id, "
-    "position, message_id || '-other', role, message FROM active_messages WHERE session_id = %s",
-    "active_messages (session, message id)": "INSERT INTO active_messages SELECT session_id, "
-    "position + 1000, message_id, role, message FROM active_messages WHERE session_id = %s",
+    "active_messages (session, position)": "INSERT INTO message_history SELECT session_id, "
+    "seq + 1000, message_id || '-other', role, message, active, superseded_by, added_by, "
+    "appended_at, appended_version, rewound_version, restored_version, position "
+    "FROM message_history WHERE session_id = %s AND position IS NOT NULL",
     "message_history (session, seq)": "INSERT INTO message_history SELECT session_id, seq, "
     "message_id || '-other', role, message, active, superseded_by, added_by, appended_at, "
     "appended_version, rewound_version, restored_version FROM message_history "

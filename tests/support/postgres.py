@@ -28,7 +28,12 @@ def sql(url: str, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[An
 
 
 def tables(url: str) -> set[str]:
-    rows = sql(url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+    """The names of the tables and SQL views in the database's public schema."""
+    rows = sql(
+        url,
+        "SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
+        "UNION SELECT viewname FROM pg_views WHERE schemaname = 'public'",
+    )
     return {name for (name,) in rows}
 
 

@@ -120,10 +120,13 @@ def raw_rows(url: str) -> dict[str, list[tuple]]:
 
 
 def table_names(url: str) -> set[str]:
-    """The names of every table in the store's database."""
+    """The names of every table and SQL view in the store's database."""
     if is_sqlite(url):
         return {
-            name for (name,) in query(url, "SELECT name FROM sqlite_master WHERE type = 'table'")
+            name
+            for (name,) in query(
+                url, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
+            )
         }
     from .postgres import tables
 

@@ -55,7 +55,8 @@ POSTGRES_COLUMNS = ColumnTypes(
     id_digest="transcripts_id_key",  # a btree entry holds at most 2,704 bytes: see above
     functions=(ID_DIGEST_FUNCTION,),  # created with the tables, and by every rebuild
     id_array="COALESCE(to_json(array_agg({ids} ORDER BY {order})), '[]')",  # as orjson writes
-    history_storage=" WITH (fillfactor = 50)",  # superseding 10,000 rows: 0.2 s → 0.02 s
+    history_storage=" WITH (fillfactor = 50)",  # room for the rows a compaction updates
+    create_view="CREATE OR REPLACE VIEW",
 )
 
 
@@ -160,9 +161,15 @@ class PostgresDialect(Dialect):
             for statement in statements:
                 c.execute(statement)
 
-    def table_exists(self, c: QmarkCursor, name: str) -> bool:
-        c.execute("SELECT to_regclass(?) IS NOT NULL AS found", (self._qualified(name),))
-        return bool(c.fetchone()["found"])
+    def relation_kind(self, c: QmarkCursor, name: str) -> str | None:
+        c.execute(
+            "SELECT c.relkind AS kind FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = ? AND c.relname = ? AND c.relkind IN ('r', 'v')",
+            (self.datastore.schema, name),
+        )
+        row = c.fetchone()
+        return None if row is None else {"r": "table", "v": "view"}[row["kind"]]
 
     def user_indexes(self, c: QmarkCursor, tables: Sequence[str]) -> list[str]:
         ours = [name for name, _, _ in self.columns.id_indexes(LIVE)]

@@ -21,8 +21,7 @@ from eventsourcing.application import Application
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
 from psycopg.sql import SQL, Identifier
 
-from ....projections.rows import VIEW_NAMES
-from ..sql.schema import QUARANTINE
+from ..sql.schema import LIVE
 
 FENCE = "{table}_version_fence"
 DERIVED_TABLES = ("message_search",)  # derived from the views (full-text search), if present
@@ -64,7 +63,7 @@ def scrub(log: Application[UUID]) -> None:
     recorder = log.recorder
     assert isinstance(recorder, PostgresApplicationRecorder)
     datastore = recorder.datastore
-    names = (recorder.events_table_name, *VIEW_NAMES, QUARANTINE, *DERIVED_TABLES)
+    names = (recorder.events_table_name, *LIVE.names(), *DERIVED_TABLES)
     with datastore.get_connection() as connection:
         present = [
             name

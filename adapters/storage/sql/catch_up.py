@@ -63,9 +63,11 @@ class _CursorState(ViewState):
         return self.rows.session(row) if row is not None else None
 
     def load_active(self, session_id: str) -> list[ActiveRow]:
+        columns = self.rows.dialect.columns
         self.cursor.execute(
-            f"SELECT * FROM {self.tables.active_messages} WHERE session_id = ? ORDER BY position",
-            (session_id,),
+            f"SELECT * FROM {self.tables.active_messages} WHERE {columns.session_match()} "
+            "ORDER BY position",
+            columns.session_params(session_id),
         )
         return [self.rows.active(row) for row in self.cursor.fetchall()]
 
@@ -113,8 +115,8 @@ class CatchUp:
         )
         self._session_active = (  # the state and, if current, the active messages: one trip
             f"SELECT st.*, a.message FROM ({self._session_state}) AS st "
-            "LEFT JOIN active_messages AS a ON st.current AND a.session_id = ? "
-            "ORDER BY a.position"
+            f"LEFT JOIN active_messages AS a ON st.current "
+            f"AND {dialect.columns.session_match('a.session_id')} ORDER BY a.position"
         )
 
     def head(self, c: Cursor) -> int:
@@ -135,7 +137,8 @@ class CatchUp:
     def session_active(self, c: Cursor, session_id: str) -> tuple[SessionState, list[Any]]:
         """What `session_state` says, and the session's active messages as stored (JSON) if
         the views are current, in one statement."""
-        c.execute(self._session_active, (TRACKING_NAME, session_id, session_id))
+        params = self.dialect.columns.session_params(session_id)
+        c.execute(self._session_active, (TRACKING_NAME, session_id, *params))
         rows = c.fetchall()
         state = self._state(rows[0])
         return state, [row["message"] for row in rows] if rows[0]["message"] is not None else []

@@ -60,7 +60,14 @@ class Dialect(ABC):
         """Create the tracking table and run the views' CREATE statements."""
 
     @abstractmethod
-    def table_exists(self, c: Cursor, name: str) -> bool: ...
+    def relation_kind(self, c: Cursor, name: str) -> str | None:
+        """ "table" or "view": what `name` is in the store's schema (None: nothing)."""
+
+    def drop(self, c: Cursor, name: str) -> None:
+        """Drop the table or SQL view `name`, if there is one."""
+        kind = self.relation_kind(c, name)
+        if kind is not None:
+            c.execute(f"DROP {kind.upper()} {name}")
 
     @abstractmethod
     def user_indexes(self, c: Cursor, tables: Sequence[str]) -> list[str]:

@@ -22,11 +22,8 @@ MAX_VERSION = 2**63 - 1
 class PageQueries:
     def __init__(self, rows: RowReader) -> None:
         self.rows = rows
-        digest = rows.dialect.columns.id_digest
-        self._session = "session_id = ?" + (
-            f" AND {digest}(session_id) = {digest}(?)" if digest else ""
-        )
-        self._twice = digest is not None
+        self._columns = rows.dialect.columns
+        self._session = self._columns.session_match()
 
     def active(
         self, c: Cursor, session_id: str, after: int, size: int
@@ -86,4 +83,4 @@ class PageQueries:
         return (row["compactions_committed"], row["rewound_count"])
 
     def _key(self, session_id: str) -> tuple[str, ...]:
-        return (session_id, session_id) if self._twice else (session_id,)
+        return self._columns.session_params(session_id)

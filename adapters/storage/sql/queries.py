@@ -17,8 +17,6 @@ from .dialect import Cursor
 from .rows import RowReader
 from .schema import QUARANTINE
 
-ACTIVE = "SELECT message FROM active_messages WHERE session_id = ? ORDER BY position"
-ACTIVE_ROWS = "SELECT * FROM active_messages WHERE session_id = ? ORDER BY position"
 HISTORY = "SELECT * FROM message_history WHERE session_id = ? ORDER BY seq"
 ATTEMPTS = "SELECT * FROM compaction_attempts WHERE session_id = ? ORDER BY version"
 SESSION = "SELECT * FROM sessions WHERE session_id = ?"
@@ -28,9 +26,14 @@ IDS_PER_QUERY = 500  # well under every backend's limit of parameters
 class ViewQueries:
     def __init__(self, rows: RowReader) -> None:
         self.rows = rows
+        self._columns = rows.dialect.columns
+        session = self._columns.session_match()
+        self._active = f"SELECT message FROM active_messages WHERE {session} ORDER BY position"
+        self._active_rows = f"SELECT * FROM active_messages WHERE {session} ORDER BY position"
+        self._position = f"SELECT position FROM active_messages WHERE {session} AND message_id = ?"
 
     def active(self, c: Cursor, session_id: str) -> list[Message]:
-        c.execute(ACTIVE, (session_id,))
+        c.execute(self._active, self._columns.session_params(session_id))
         load = self.rows.json_content
         return [load(row["message"]) for row in c.fetchall()]
 
@@ -121,10 +124,7 @@ class ViewQueries:
             yield from c.fetchall()
 
     def active_position(self, c: Cursor, session_id: str, message_id: str) -> int | None:
-        c.execute(
-            "SELECT position FROM active_messages WHERE session_id = ? AND message_id = ?",
-            (session_id, message_id),
-        )
+        c.execute(self._position, (*self._columns.session_params(session_id), message_id))
         row = c.fetchone()
         return row["position"] if row is not None else None
 
@@ -135,7 +135,7 @@ class ViewQueries:
 
     def session_rows(self, c: Cursor, session_id: str) -> SessionRows:
         session = self.session(c, session_id)
-        c.execute(ACTIVE_ROWS, (session_id,))
+        c.execute(self._active_rows, self._columns.session_params(session_id))
         active = [self.rows.active(row) for row in c.fetchall()]
         c.execute(HISTORY, (session_id,))
         history = [self.rows.history(row) for row in c.fetchall()]

@@ -47,6 +47,7 @@ class Rebuild:
     def run(self, progress: Progress | None = None) -> int:
         """Replay the whole log into fresh tables and swap them in; return the entries."""
         with self.dialect.writing(rebuilding=True) as c:
+            self.dialect.drop(c, NEXT.active_messages)  # a table, made by an older release
             for table in [*NEXT.names(), *self.search.tables(NEXT)]:
                 c.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in [
@@ -106,8 +107,11 @@ class Rebuild:
         user_indexes = self.dialect.user_indexes(c, LIVE.names())  # made again on the new tables
         live_tables = [*LIVE.names(), *self.search.tables(LIVE)]
         rebuilt_tables = [*NEXT.names(), *self.search.tables(NEXT)]
+        for view in (LIVE.active_messages, NEXT.active_messages):  # made again on the new table
+            self.dialect.drop(c, view)
         for live, rebuilt in zip(live_tables, rebuilt_tables, strict=True):
             self.dialect.swap_table(c, live, rebuilt)
+        c.execute(self.dialect.columns.active_view_statement(LIVE))
         self.search.after_swap(c)
         for statement in user_indexes:
             c.execute(statement)
@@ -124,7 +128,7 @@ class Rebuild:
         """Whether a concurrent rebuild swapped its tables in (and took ours with it)."""
         with self.dialect.reading() as c:
             return (
-                not self.dialect.table_exists(c, NEXT.sessions)
+                self.dialect.relation_kind(c, NEXT.sessions) is None
                 and self._versions(c) == self.projector.VERSIONS
             )
 

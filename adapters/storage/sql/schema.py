@@ -9,6 +9,7 @@ from ....projections.rows import VIEW_NAMES
 from ..sealing import SETTINGS_TABLE
 
 REBUILD_SUFFIX = "__next"
+ACTIVE_VIEW = "active_messages"  # an SQL view: the history rows that have a position
 QUARANTINE = "quarantined_events"
 VERSIONS_TABLE = "view_versions"
 
@@ -25,7 +26,9 @@ class Tables:
         return view + self.suffix
 
     def names(self) -> list[str]:
-        return [view + self.suffix for view in (*VIEW_NAMES, QUARANTINE)]
+        """The tables of the set: every view but `active_messages`, an SQL view of
+        `message_history`, and the quarantine."""
+        return [view + self.suffix for view in (*VIEW_NAMES, QUARANTINE) if view != ACTIVE_VIEW]
 
 
 LIVE = Tables()
@@ -54,10 +57,24 @@ class ColumnTypes:
     # Storage options of message_history, whose rows a compaction, a rewind or a restore
     # update (a flag and a compaction id): room on their pages makes those updates in place.
     history_storage: str = ""
+    # How an SQL view is created where it may exist already (PostgreSQL: OR REPLACE).
+    create_view: str = "CREATE VIEW IF NOT EXISTS"
+
+    def session_match(self, column: str = "session_id") -> str:
+        """A condition matching one session (`session_params`) through the unique keys: by
+        its id, and where ids are not keys by their digests too, so that the keys' indexes
+        serve it (the order of `active_messages` among them) whatever the statistics say."""
+        if self.id_digest is None:
+            return f"{column} = ?"
+        return f"{column} = ? AND {self.id_digest}({column}) = {self.id_digest}(?)"
+
+    def session_params(self, session_id: str) -> tuple[str, ...]:
+        """The parameters of `session_match`."""
+        return (session_id,) if self.id_digest is None else (session_id, session_id)
 
     def create_statements(self, tables: Tables) -> list[str]:
-        """The functions the schema uses, the view tables, then the indexes of their ids
-        (where they are not keys): what a new store and a rebuild create."""
+        """The functions the schema uses, the view tables, the indexes of their ids (where
+        they are not keys), then `active_messages`: what a new store and a rebuild create."""
         t, long, i, b, j, at = (
             self.text,
             self.long_text,
@@ -68,11 +85,11 @@ class ColumnTypes:
         )
         keyed = self.id_digest is None
         session_key = " PRIMARY KEY" if keyed else " NOT NULL"
-        active_keys = (
-            ", PRIMARY KEY (session_id, position), UNIQUE (session_id, message_id)" if keyed else ""
-        )
-        history_keys = (
-            ", PRIMARY KEY (session_id, seq), UNIQUE (session_id, message_id)" if keyed else ""
+        history_keys = (  # NULL positions (messages not active) are distinct
+            ", PRIMARY KEY (session_id, seq), UNIQUE (session_id, message_id), "
+            "UNIQUE (session_id, position)"
+            if keyed
+            else ""
         )
         attempt_keys = ", UNIQUE (session_id, version)" if keyed else ""
         return [
@@ -84,15 +101,12 @@ class ColumnTypes:
             f"message_count {i} NOT NULL, active_count {i} NOT NULL, "
             f"compactions_committed {i} NOT NULL, compactions_failed {i} NOT NULL, "
             f"quarantined {i} NOT NULL, erased_at {at}, rewound_count {i} NOT NULL)",
-            f"CREATE TABLE IF NOT EXISTS {tables.active_messages} ("
-            f"session_id {t} NOT NULL, position {i} NOT NULL, message_id {t} NOT NULL, "
-            f"role {t} NOT NULL, message {j} NOT NULL{active_keys})",
             f"CREATE TABLE IF NOT EXISTS {tables.message_history} ("
             f"session_id {t} NOT NULL, seq {i} NOT NULL, message_id {t} NOT NULL, "
             f"role {t} NOT NULL, message {j} NOT NULL, active {b} NOT NULL, "
             f"superseded_by {t}, added_by {t}, appended_at {at} NOT NULL, "
-            f"appended_version {i} NOT NULL, rewound_version {i}, restored_version {i}"
-            f"{history_keys}){self.history_storage}",
+            f"appended_version {i} NOT NULL, rewound_version {i}, restored_version {i}, "
+            f"position {i}{history_keys}){self.history_storage}",
             f"CREATE TABLE IF NOT EXISTS {tables.compaction_attempts} ("
             f"compaction_id {t} PRIMARY KEY, session_id {t} NOT NULL, version {i} NOT NULL, "
             f"status {t} NOT NULL, reason {long} NOT NULL, failure {t}, error {long}, "
@@ -103,7 +117,16 @@ class ColumnTypes:
             f"position {i} PRIMARY KEY, transcript_id {t} NOT NULL, session_id {t}, "
             f"version {i} NOT NULL, topic {long} NOT NULL, reason {long} NOT NULL)",
             *self.id_index_statements(tables),
+            self.active_view_statement(tables),
         ]
+
+    def active_view_statement(self, tables: Tables) -> str:
+        """`active_messages`: each active message's history row, which holds its position."""
+        return (
+            f"{self.create_view} {tables.active_messages} AS SELECT session_id, position, "
+            f"message_id, role, message FROM {tables.message_history} "
+            "WHERE position IS NOT NULL"
+        )
 
     def id_index_statements(self, tables: Tables) -> list[str]:
         """The indexes of the id columns where ids are not keys (none where they are)."""
@@ -118,23 +141,25 @@ class ColumnTypes:
         session, message = (
             f"{self.id_digest}({column})" for column in ("session_id", "message_id")
         )
-        indexes = [  # (table, name, unique, what it indexes)
-            (tables.sessions, "session_id_hash", False, "session_id"),
-            (tables.sessions, "session_key", True, session),
-            (tables.active_messages, "session_id_hash", False, "session_id"),
-            (tables.active_messages, "message_id_hash", False, "message_id"),
-            (tables.active_messages, "position_key", True, f"{session}, position"),
-            (tables.active_messages, "message_key", True, f"{session}, {message}"),
-            (tables.message_history, "session_id_hash", False, "session_id"),
-            (tables.message_history, "message_id_hash", False, "message_id"),
-            (tables.message_history, "seq_key", True, f"{session}, seq"),
-            (tables.message_history, "message_key", True, f"{session}, {message}"),
-            (tables.compaction_attempts, "session_id_hash", False, "session_id"),
-            (tables.compaction_attempts, "version_key", True, f"{session}, version"),
+        active = "position IS NOT NULL"
+        indexes = [  # (table, name, unique, what it indexes, of which rows)
+            (tables.sessions, "session_id_hash", False, "session_id", None),
+            (tables.sessions, "session_key", True, session, None),
+            (tables.message_history, "session_id_hash", False, "session_id", None),
+            (tables.message_history, "message_id_hash", False, "message_id", None),
+            (tables.message_history, "seq_key", True, f"{session}, seq", None),
+            (tables.message_history, "message_key", True, f"{session}, {message}", None),
+            (tables.message_history, "position_key", True, f"{session}, position", active),
+            (tables.compaction_attempts, "session_id_hash", False, "session_id", None),
+            (tables.compaction_attempts, "version_key", True, f"{session}, version", None),
         ]
         return [
-            (f"{table}_{name}", table, _index_statement(f"{table}_{name}", table, unique, what))
-            for table, name, unique, what in indexes
+            (
+                f"{table}_{name}",
+                table,
+                _index_statement(f"{table}_{name}", table, unique, what, rows),
+            )
+            for table, name, unique, what, rows in indexes
         ]
 
     def versions_statement(self) -> str:
@@ -150,8 +175,10 @@ class ColumnTypes:
         )
 
 
-def _index_statement(name: str, table: str, unique: bool, what: str) -> str:
-    """A unique (btree) index, or a hash index to look values up."""
+def _index_statement(name: str, table: str, unique: bool, what: str, rows: str | None) -> str:
+    """A unique (btree) index, or a hash index to look values up; `rows`: of the rows
+    matching it only."""
+    where = f" WHERE {rows}" if rows else ""
     if unique:
-        return f"CREATE UNIQUE INDEX IF NOT EXISTS {name} ON {table} ({what})"
-    return f"CREATE INDEX IF NOT EXISTS {name} ON {table} USING hash ({what})"
+        return f"CREATE UNIQUE INDEX IF NOT EXISTS {name} ON {table} ({what}){where}"
+    return f"CREATE INDEX IF NOT EXISTS {name} ON {table} USING hash ({what}){where}"

@@ -90,10 +90,14 @@ class SQLTranscriptViews(TranscriptViews):
         self.follower = follower
 
     def create_tables(self) -> None:
-        """Create the view tables (and the tracking table, and the index) if missing."""
+        """Create the view tables (and the tracking table, and the index) if missing. Views
+        of a release before `active_messages` was an SQL view stay as they are: opening the
+        store rebuilds them (`ensure_current`)."""
+        with self.dialect.reading() as c:
+            older = self.dialect.relation_kind(c, LIVE.active_messages) == "table"
         self.dialect.create_tables(
             [
-                *self.dialect.columns.create_statements(LIVE),
+                *([] if older else self.dialect.columns.create_statements(LIVE)),
                 *self.search_index.statements(LIVE),
                 self.dialect.columns.versions_statement(),
                 self.dialect.columns.settings_statement(),

@@ -3,7 +3,9 @@
 Rows are inserted and updated in bulk (`executemany`), content columns sealed on an
 encrypted store. An erased session's rows go first: the batch holds no other row of it.
 Rewind marks go before supersessions: a message is superseded only while active, and stays
-so.
+so. `active_messages` is the history rows that have a position: a message appended by the
+batch gets its position with its history row, one restored or added by a compaction has
+its row updated, and a rewritten active list first takes every position of its session.
 """
 
 from __future__ import annotations
@@ -29,21 +31,23 @@ class ChangeWriter:
         self.dialect = dialect
         self.content = content
         self.search = search
-        self.superseder = Superseder(dialect, self._insert_active)
+        self.superseder = Superseder(dialect, self._place)
 
     def write(self, c: Cursor, tables: Tables, changes: ViewChanges) -> None:
         """Everything one batch did to the views."""
         time, flag, content = self.dialect.time_param, self.dialect.bool_param, self.content
         for transcript in changes.erased:  # first: the batch holds no other row of theirs
             self._erase_rows(c, tables, changes.sessions[transcript].session_id, transcript)
+        appended = {(a.session_id, a.message_id): a.position for a in changes.active_appends}
         if changes.history_inserts:
             c.executemany(
-                f"INSERT INTO {tables.message_history} VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO {tables.message_history} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     (h.session_id, h.seq, h.message_id, h.role, content.json(h.message),
                      flag(h.active), h.superseded_by, h.added_by, time(h.appended_at),
-                     h.appended_version, h.rewound_version, h.restored_version)
-                    for h in changes.history_inserts.values()
+                     h.appended_version, h.rewound_version, h.restored_version,
+                     appended.get(key))
+                    for key, h in changes.history_inserts.items()
                 ],
             )  # fmt: skip
             self.search.insert(c, tables, list(changes.history_inserts.values()))
@@ -58,9 +62,18 @@ class ChangeWriter:
                 ],
             )
         for session_id, rows in changes.active_rewrites.items():
-            c.execute(f"DELETE FROM {tables.active_messages} WHERE session_id = ?", (session_id,))
-            self._insert_active(c, tables, rows)
-        self._insert_active(c, tables, changes.active_appends)
+            c.execute(
+                f"UPDATE {tables.message_history} SET position = NULL "
+                "WHERE session_id = ? AND position IS NOT NULL",
+                (session_id,),
+            )
+            self._place(c, tables, rows)
+        restored = [
+            a
+            for a in changes.active_appends
+            if (a.session_id, a.message_id) not in changes.history_inserts
+        ]
+        self._place(c, tables, restored)
         if changes.attempts:
             c.executemany(
                 f"INSERT INTO {tables.compaction_attempts} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -118,18 +131,20 @@ class ChangeWriter:
     def _erase_rows(self, c: Cursor, tables: Tables, session_id: str, transcript_id: str) -> None:
         """Delete an erased session's rows from every view but `sessions`."""
         self.search.erase(c, tables, session_id)
-        for table in (tables.active_messages, tables.message_history, tables.compaction_attempts):
+        for table in (tables.message_history, tables.compaction_attempts):
             c.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
         c.execute(
             f"DELETE FROM {tables.quarantined_events} WHERE transcript_id = ?", (transcript_id,)
         )
 
-    def _insert_active(self, c: Cursor, tables: Tables, rows: Sequence[ActiveRow]) -> None:
+    @staticmethod
+    def _place(c: Cursor, tables: Tables, rows: Sequence[ActiveRow]) -> None:
+        """Give stored history rows their positions in the active list."""
         if rows:
-            seal = self.content.json
             c.executemany(
-                f"INSERT INTO {tables.active_messages} VALUES (?,?,?,?,?)",
-                [(a.session_id, a.position, a.message_id, a.role, seal(a.message)) for a in rows],
+                f"UPDATE {tables.message_history} SET position = ? "
+                "WHERE session_id = ? AND message_id = ?",
+                [(a.position, a.session_id, a.message_id) for a in rows],
             )
 
     @staticmethod

@@ -98,9 +98,12 @@ class SQLiteDialect(Dialect):
             for statement in statements:
                 c.execute(statement)
 
-    def table_exists(self, c: SQLiteCursor, name: str) -> bool:
-        c.execute("SELECT 1 AS found FROM sqlite_master WHERE name = ?", (name,))
-        return c.fetchone() is not None
+    def relation_kind(self, c: SQLiteCursor, name: str) -> str | None:
+        c.execute(
+            "SELECT type FROM sqlite_master WHERE name = ? AND type IN ('table', 'view')", (name,)
+        )
+        row = c.fetchone()
+        return None if row is None else str(row["type"])
 
     def user_indexes(self, c: SQLiteCursor, tables: Sequence[str]) -> list[str]:
         c.execute(

@@ -1,6 +1,7 @@
 """verify_projections diffs the stored views against an independent fold of the log: rows
 changed by hand (deleted, edited, added, reordered) are reported by session, view, kind and
-row, and a rebuild repairs them."""
+row, and a rebuild repairs them. `active_messages` is the history rows with a position: an
+active message's row changed by hand is a problem of both views."""
 
 from __future__ import annotations
 
@@ -9,27 +10,30 @@ from transcripts import TranscriptStore
 
 from support.rows import connect, raw_rows
 
-# What is done to the views of the `fill` store by hand, and the problem verify must report
-# for it: (session, view, kind, key).
+# What is done to the views of the `fill` store by hand, and the problems verify must report
+# for it: (session, view, kind, key), one or a list.
 TAMPERING = {
-    "an active message deleted": (
-        ["DELETE FROM active_messages WHERE message_id = 'a4'"],
+    "an active message taken out of the active list": (
+        ["UPDATE message_history SET position = NULL WHERE message_id = 'a4'"],
         ("alpha", "active_messages", "missing", "a4"),
     ),
     "an active message edited": (
         [
-            """UPDATE active_messages
+            """UPDATE message_history
             SET message = '{"id":"a4","role":"assistant","content":"forged"}'
             WHERE message_id = 'a4'"""
         ],
-        ("alpha", "active_messages", "changed", "a4"),
-    ),
-    "a history message edited": (
         [
-            """UPDATE message_history SET message = '{"id":"b1","role":"user","content":"forged"}'
-            WHERE message_id = 'b1'"""
+            ("alpha", "active_messages", "changed", "a4"),
+            ("alpha", "message_history", "changed", "a4"),
         ],
-        ("beta", "message_history", "changed", "b1"),
+    ),
+    "a superseded message edited": (
+        [
+            """UPDATE message_history SET message = '{"id":"a1","role":"user","content":"forged"}'
+            WHERE message_id = 'a1'"""
+        ],
+        ("alpha", "message_history", "changed", "a1"),
     ),
     "a history message deleted": (
         ["DELETE FROM message_history WHERE message_id = 'a1'"],
@@ -52,10 +56,7 @@ TAMPERING = {
         ("beta", "message_history", "changed", "b1"),
     ),
     "a rewound message put back in the active list": (
-        [
-            """INSERT INTO active_messages SELECT session_id, 4, message_id, role, message
-            FROM message_history WHERE message_id = 'a6'"""
-        ],
+        ["UPDATE message_history SET position = 4 WHERE message_id = 'a6'"],
         ("alpha", "active_messages", "extra", "a6"),
     ),
     "a session's rewound count edited": (
@@ -66,7 +67,7 @@ TAMPERING = {
         [
             """INSERT INTO message_history SELECT session_id, 99, 'forged', role, message, active,
             superseded_by, added_by, appended_at, appended_version, rewound_version,
-            restored_version FROM message_history WHERE message_id = 'b1'"""
+            restored_version, NULL FROM message_history WHERE message_id = 'b1'"""
         ],
         ("beta", "message_history", "extra", "forged"),
     ),
@@ -89,9 +90,9 @@ TAMPERING = {
     ),
     "two active positions swapped": (
         [
-            "UPDATE active_messages SET position = -1 WHERE session_id = 'beta' AND position = 1",
-            "UPDATE active_messages SET position = 1 WHERE session_id = 'beta' AND position = 2",
-            "UPDATE active_messages SET position = 2 WHERE session_id = 'beta' AND position = -1",
+            "UPDATE message_history SET position = -1 WHERE session_id = 'beta' AND position = 1",
+            "UPDATE message_history SET position = 1 WHERE session_id = 'beta' AND position = 2",
+            "UPDATE message_history SET position = 2 WHERE session_id = 'beta' AND position = -1",
         ],
         ("beta", "active_messages", "misordered", "rows"),
     ),
@@ -104,7 +105,7 @@ TAMPERING = {
         ("alpha", "message_history", "misordered", "rows"),
     ),
     "an active position with a gap": (
-        ["UPDATE active_messages SET position = 7 WHERE session_id = 'beta' AND position = 2"],
+        ["UPDATE message_history SET position = 7 WHERE session_id = 'beta' AND position = 2"],
         ("beta", "active_messages", "misordered", "positions"),
     ),
     "a session row deleted": (
@@ -120,19 +121,26 @@ TAMPERING = {
     ),
     "rows of a session the log does not have": (
         [
-            """INSERT INTO active_messages SELECT 'ghost', position, message_id, role, message
-            FROM active_messages WHERE session_id = 'beta'"""
+            """INSERT INTO message_history SELECT 'ghost', seq, message_id, role, message,
+            active, superseded_by, added_by, appended_at, appended_version, rewound_version,
+            restored_version, position FROM message_history WHERE session_id = 'beta'"""
         ],
-        ("ghost", "active_messages", "extra", "ghost"),
+        [
+            ("ghost", "active_messages", "extra", "ghost"),
+            ("ghost", "message_history", "extra", "ghost"),
+        ],
     ),
     # Public columns users filter on with plain SQL, or that explain() returns.
     "an active message's role column edited": (
-        ["UPDATE active_messages SET role = 'system' WHERE message_id = 'a4'"],
-        ("alpha", "active_messages", "changed", "a4"),
+        ["UPDATE message_history SET role = 'system' WHERE message_id = 'a4'"],
+        [
+            ("alpha", "active_messages", "changed", "a4"),
+            ("alpha", "message_history", "changed", "a4"),
+        ],
     ),
-    "a history message's role column edited": (
-        ["UPDATE message_history SET role = 'system' WHERE message_id = 'b2'"],
-        ("beta", "message_history", "changed", "b2"),
+    "a superseded message's role column edited": (
+        ["UPDATE message_history SET role = 'system' WHERE message_id = 'a2'"],
+        ("alpha", "message_history", "changed", "a2"),
     ),
     "a history message's appended_version edited": (
         ["UPDATE message_history SET appended_version = 42 WHERE message_id = 'b2'"],
@@ -149,16 +157,20 @@ def compaction_ids(store: TranscriptStore) -> dict[str, str]:
     return {"{" + entry["status"] + "}": entry["id"] for entry in store.compactions("alpha")}
 
 
-@pytest.mark.parametrize("statements, problem", TAMPERING.values(), ids=TAMPERING.keys())
+Problem = tuple[str, str, str, str]
+
+
+@pytest.mark.parametrize("statements, problems", TAMPERING.values(), ids=TAMPERING.keys())
 def test_a_view_row_changed_by_hand_is_reported_by_verify_and_repaired_by_a_rebuild(
-    sqlite_url: str, fill, statements: list[str], problem: tuple[str, str, str, str]
+    sqlite_url: str, fill, statements: list[str], problems: Problem | list[Problem]
 ) -> None:
+    expected = problems if isinstance(problems, list) else [problems]
     with TranscriptStore.open(sqlite_url) as store:
         fill(store)
         assert store.verify_projections().ok
         right = raw_rows(sqlite_url)
-        session_id, view, kind, key = problem
-        key = compaction_ids(store).get(key, key)
+        ids = compaction_ids(store)
+        expected = [(session, view, kind, ids.get(key, key)) for session, view, kind, key in expected]
         with connect(sqlite_url) as db:
             for statement in statements:
                 db.execute(statement)
@@ -167,8 +179,8 @@ def test_a_view_row_changed_by_hand_is_reported_by_verify_and_repaired_by_a_rebu
         report = store.verify_projections()
         assert not report.ok
         found = [(p.session_id, p.view, p.kind, p.key) for p in report.problems]
-        assert (session_id, view, kind, key) in found, found
-        assert {p.view for p in report.problems} == {view}  # nothing else is blamed
+        assert all(problem in found for problem in expected), found
+        assert {p.view for p in report.problems} == {p[1] for p in expected}  # nothing else
 
         store.rebuild_projections()
         assert store.verify_projections().ok
@@ -201,19 +213,19 @@ def test_problems_read_as_sentences_naming_session_view_kind_and_row(sqlite_url:
     with TranscriptStore.open(sqlite_url) as store:
         fill(store)
         with connect(sqlite_url) as db:
-            db.execute("DELETE FROM active_messages WHERE message_id = 'b2'")
+            db.execute("UPDATE message_history SET position = NULL WHERE message_id = 'b2'")
         texts = [str(problem) for problem in store.verify_projections().problems]
     assert "session 'beta': active_messages: missing b2" in texts
 
 
-def test_queries_read_the_views_so_a_row_deleted_by_hand_is_gone_until_a_rebuild(
+def test_queries_read_the_views_so_a_row_taken_out_by_hand_is_gone_until_a_rebuild(
     sqlite_url: str, fill
 ) -> None:
     with TranscriptStore.open(sqlite_url) as store:
         fill(store)
         active = store.active("beta")
         with connect(sqlite_url) as db:
-            db.execute("DELETE FROM active_messages WHERE message_id = 'b2'")
+            db.execute("UPDATE message_history SET position = NULL WHERE message_id = 'b2'")
         assert store.active("beta") == active[:1]
         assert store.active_at("beta", 3) == active  # time travel folds the log itself
         store.rebuild_projections()

@@ -29,6 +29,7 @@ PUBLIC_COLUMNS = {
         "appended_at",
         "rewound_version",
         "restored_version",
+        "position",
     },
     "compaction_attempts": {
         "compaction_id",
@@ -164,24 +165,22 @@ def test_events_offered_again_after_the_tracked_position_is_rewound_store_no_row
 
 
 DUPLICATES = {
-    "an active message at a new position": (
-        "INSERT INTO active_messages SELECT session_id, position + 100, message_id, role, message "
-        "FROM active_messages LIMIT 1"
-    ),
-    "an active message at a taken position": (
-        "INSERT INTO active_messages SELECT session_id, position, message_id || '-copy', role, "
-        "message FROM active_messages LIMIT 1"
+    "a message at a taken active position": (
+        "INSERT INTO message_history SELECT session_id, seq + 100, message_id || '-copy', role, "
+        "message, active, superseded_by, added_by, appended_at, appended_version, "
+        "rewound_version, restored_version, position "
+        "FROM message_history WHERE position IS NOT NULL LIMIT 1"
     ),
     "a history message at a new seq": (
         "INSERT INTO message_history SELECT session_id, seq + 100, message_id, role, message, "
         "active, superseded_by, added_by, appended_at, appended_version, rewound_version, "
-        "restored_version "
+        "restored_version, NULL "
         "FROM message_history LIMIT 1"
     ),
     "a history message at a taken seq": (
         "INSERT INTO message_history SELECT session_id, seq, message_id || '-copy', role, message, "
         "active, superseded_by, added_by, appended_at, appended_version, rewound_version, "
-        "restored_version "
+        "restored_version, NULL "
         "FROM message_history LIMIT 1"
     ),
     "a compaction attempt": (
@@ -212,9 +211,13 @@ def test_the_view_tables_have_the_documented_public_columns_in_the_store_file(
         for table, columns in PUBLIC_COLUMNS.items():
             present = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
             assert columns <= present, (table, columns - present)
-        assert {
-            row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        } >= {*VIEW_TABLES, "quarantined_events", "stored_events"}
+        kinds = dict(db.execute("SELECT name, type FROM sqlite_master").fetchall())
+    assert kinds["active_messages"] == "view"  # of message_history: its rows with a position
+    assert {name for name, kind in kinds.items() if kind == "table"} >= {
+        *VIEW_TABLES,
+        "quarantined_events",
+        "stored_events",
+    } - {"active_messages"}
 
 
 def test_users_can_query_the_views_with_plain_sql_by_the_session_id_they_gave(
