@@ -65,7 +65,7 @@ class _CursorState(ViewState):
     def load_active(self, session_id: str) -> list[ActiveRow]:
         columns = self.rows.dialect.columns
         self.cursor.execute(
-            f"SELECT * FROM {self.tables.active_messages} WHERE {columns.session_match()} "
+            f"SELECT * FROM {self.tables.active_messages} WHERE {columns.active_match()} "
             "ORDER BY position",
             columns.session_params(session_id),
         )
@@ -116,7 +116,7 @@ class CatchUp:
         self._session_active = (  # the state and, if current, the active messages: one trip
             f"SELECT st.*, a.message FROM ({self._session_state}) AS st "
             f"LEFT JOIN active_messages AS a ON st.current "
-            f"AND {dialect.columns.session_match('a.session_id')} ORDER BY a.position"
+            f"AND {dialect.columns.active_match('a.')} ORDER BY a.position"
         )
 
     def head(self, c: Cursor) -> int:

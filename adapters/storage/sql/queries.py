@@ -17,7 +17,6 @@ from .dialect import Cursor
 from .rows import RowReader
 from .schema import QUARANTINE
 
-HISTORY = "SELECT * FROM message_history WHERE session_id = ? ORDER BY seq"
 ATTEMPTS = "SELECT * FROM compaction_attempts WHERE session_id = ? ORDER BY version"
 SESSION = "SELECT * FROM sessions WHERE session_id = ?"
 IDS_PER_QUERY = 500  # well under every backend's limit of parameters
@@ -27,9 +26,10 @@ class ViewQueries:
     def __init__(self, rows: RowReader) -> None:
         self.rows = rows
         self._columns = rows.dialect.columns
-        session = self._columns.session_match()
-        self._active = f"SELECT message FROM active_messages WHERE {session} ORDER BY position"
-        self._active_rows = f"SELECT * FROM active_messages WHERE {session} ORDER BY position"
+        session, active = self._columns.session_match(), self._columns.active_match()
+        self._active = f"SELECT message FROM active_messages WHERE {active} ORDER BY position"
+        self._active_rows = f"SELECT * FROM active_messages WHERE {active} ORDER BY position"
+        self._history = f"SELECT * FROM message_history WHERE {session} ORDER BY seq"
         self._position = f"SELECT position FROM active_messages WHERE {session} AND message_id = ?"
 
     def active(self, c: Cursor, session_id: str) -> list[Message]:
@@ -38,7 +38,7 @@ class ViewQueries:
         return [load(row["message"]) for row in c.fetchall()]
 
     def history(self, c: Cursor, session_id: str) -> list[HistoryRow]:
-        c.execute(HISTORY, (session_id,))
+        c.execute(self._history, self._columns.session_params(session_id))
         return [self.rows.history(row) for row in c.fetchall()]
 
     def attempts(self, c: Cursor, session_id: str) -> list[AttemptRow]:
@@ -137,7 +137,7 @@ class ViewQueries:
         session = self.session(c, session_id)
         c.execute(self._active_rows, self._columns.session_params(session_id))
         active = [self.rows.active(row) for row in c.fetchall()]
-        c.execute(HISTORY, (session_id,))
+        c.execute(self._history, self._columns.session_params(session_id))
         history = [self.rows.history(row) for row in c.fetchall()]
         c.execute(ATTEMPTS, (session_id,))
         attempts = [self.rows.attempt(row) for row in c.fetchall()]

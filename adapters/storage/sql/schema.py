@@ -68,6 +68,12 @@ class ColumnTypes:
             return f"{column} = ?"
         return f"{column} = ? AND {self.id_digest}({column}) = {self.id_digest}(?)"
 
+    def active_match(self, alias: str = "") -> str:
+        """`session_match` of `active_messages` rows, through the position key: its range
+        named (`position > 0`), as without statistics SQLite may take another key of the
+        session and sort its whole history."""
+        return f"{self.session_match(alias + 'session_id')} AND {alias}position > 0"
+
     def session_params(self, session_id: str) -> tuple[str, ...]:
         """The parameters of `session_match`."""
         return (session_id,) if self.id_digest is None else (session_id, session_id)
@@ -135,7 +141,9 @@ class ColumnTypes:
     def id_indexes(self, tables: Tables) -> list[tuple[str, str, str]]:
         """(index, table, statement creating it) of each index of the id columns where ids
         are not keys: a hash index per id column to find them, and unique keys on the ids'
-        digests where ids are keys elsewhere."""
+        digests where ids are keys elsewhere. `message_history` is found by session through
+        its keys (`session_match`): a hash index of a column holding one value on 100,000
+        rows costs every insert a walk along the value's chain of pages."""
         if self.id_digest is None:
             return []
         session, message = (
@@ -145,7 +153,6 @@ class ColumnTypes:
         indexes = [  # (table, name, unique, what it indexes, of which rows)
             (tables.sessions, "session_id_hash", False, "session_id", None),
             (tables.sessions, "session_key", True, session, None),
-            (tables.message_history, "session_id_hash", False, "session_id", None),
             (tables.message_history, "message_id_hash", False, "message_id", None),
             (tables.message_history, "seq_key", True, f"{session}, seq", None),
             (tables.message_history, "message_key", True, f"{session}, {message}", None),

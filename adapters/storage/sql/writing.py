@@ -61,11 +61,12 @@ class ChangeWriter:
                     for key, m in changes.marks.items()
                 ],
             )
+        session, key = self.dialect.columns.session_match(), self.dialect.columns.session_params
         for session_id, rows in changes.active_rewrites.items():
             c.execute(
                 f"UPDATE {tables.message_history} SET position = NULL "
-                "WHERE session_id = ? AND position IS NOT NULL",
-                (session_id,),
+                f"WHERE {session} AND position IS NOT NULL",
+                key(session_id),
             )
             self._place(c, tables, rows)
         restored = [
@@ -131,8 +132,12 @@ class ChangeWriter:
     def _erase_rows(self, c: Cursor, tables: Tables, session_id: str, transcript_id: str) -> None:
         """Delete an erased session's rows from every view but `sessions`."""
         self.search.erase(c, tables, session_id)
-        for table in (tables.message_history, tables.compaction_attempts):
-            c.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+        columns = self.dialect.columns
+        c.execute(
+            f"DELETE FROM {tables.message_history} WHERE {columns.session_match()}",
+            columns.session_params(session_id),
+        )
+        c.execute(f"DELETE FROM {tables.compaction_attempts} WHERE session_id = ?", (session_id,))
         c.execute(
             f"DELETE FROM {tables.quarantined_events} WHERE transcript_id = ?", (transcript_id,)
         )
