@@ -239,7 +239,12 @@ class PlainCopy:
 
     @staticmethod
     def _drop(c: sqlite3.Connection) -> None:
-        """Drop every table named with COPY_PREFIX (in the caller's transaction)."""
+        """Drop every view and table named with COPY_PREFIX (in the caller's transaction)."""
+        for (name,) in c.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'view' AND substr(name, 1, ?) = ?",
+            (len(COPY_PREFIX), COPY_PREFIX),
+        ).fetchall():
+            c.execute(f'DROP VIEW "{name}"')
         copies = c.execute(
             "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND substr(name, 1, ?) = ?",
             (len(COPY_PREFIX), COPY_PREFIX),
