@@ -62,6 +62,7 @@ def test_the_active_messages_table_of_an_older_release_becomes_a_view_of_the_his
         "CREATE TABLE active_messages AS SELECT session_id, position, message_id, role, message "
         "FROM message_history WHERE position IS NOT NULL",
         "ALTER TABLE message_history DROP COLUMN position",
+        "CREATE INDEX message_history_session_id_hash ON message_history USING hash (session_id)",
         "UPDATE view_versions SET version = 2 WHERE view = 'active_messages'",
         "UPDATE view_versions SET version = 3 WHERE view = 'message_history'",
     ):
@@ -77,6 +78,7 @@ def test_the_active_messages_table_of_an_older_release_becomes_a_view_of_the_his
     assert kind == "v"
     indexes = {name for (name,) in sql(postgres_url, "SELECT indexname FROM pg_indexes")}
     assert "message_history_position_key" in indexes
+    assert "message_history_session_id_hash" not in indexes  # not kept as a user's index
     assert not any("__next" in name for name in indexes)
 
 
@@ -100,6 +102,25 @@ def test_users_can_query_the_views_with_plain_sql_and_json_operators(postgres_ur
         "SELECT pg_typeof(started_at)::text = 'timestamp with time zone' FROM sessions LIMIT 1",
     )
     assert started_at_is_a_time
+
+
+def test_a_plain_sql_reader_naming_the_session_digest_reads_the_active_context_by_its_key(
+    postgres_url: str,
+) -> None:
+    """The README's PostgreSQL query: `transcripts_id_key(session_id)` beside the id finds a
+    session's active rows through the position key, where the id alone reads the table."""
+    with TranscriptStore.open(postgres_url) as store:
+        write_some(store)
+    query = (
+        "SELECT role, message->>'content' FROM active_messages WHERE session_id = 's1' "
+        "AND transcripts_id_key(session_id) = transcripts_id_key('s1') ORDER BY position"
+    )
+    assert sql(postgres_url, query) == [("system", "summary"), ("user", "hi 3")]
+    with connect(postgres_url) as connection:
+        connection.execute("SET enable_seqscan = off")  # the table is too small to need it
+        plan = "\n".join(row[0] for row in connection.execute(f"EXPLAIN {query}"))
+    assert "Index Scan using message_history_position_key" in plan
+    assert "Index Cond: (transcripts_id_key(session_id) =" in plan  # not every session's rows
 
 
 def test_a_rebuild_keeps_the_rows_the_constraint_names_and_the_indexes_users_made(
@@ -243,8 +264,8 @@ def test_a_write_that_finds_the_views_busy_leaves_them_to_the_next_read_and_does
 def test_message_history_leaves_room_on_its_pages_so_that_superseding_updates_in_place(
     postgres_url: str,
 ) -> None:
-    """fillfactor 50: a compaction marks its rows superseded in their pages (HOT updates:
-    no index entry is written again), also once the views are rebuilt."""
+    """fillfactor 50: the rows a compaction supersedes keep their new versions in their
+    pages, also once the views are rebuilt."""
     options = "SELECT reloptions FROM pg_class WHERE relname = 'message_history'"
     with TranscriptStore.open(postgres_url) as store:
         write_some(store)

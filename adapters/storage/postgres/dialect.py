@@ -138,7 +138,9 @@ class PostgresDialect(Dialect):
     def reading(self, *, snapshot: bool = True) -> Iterator[QmarkCursor]:
         if not snapshot:  # autocommit: each statement reads the latest committed state
             with self.datastore.get_connection() as connection, connection.cursor() as cursor:
-                if connection not in self._priced:  # for the connection's life: once
+                # Set for the connection's life, once: the pool is the store's own (the
+                # library's datastore), so the setting reaches no one else's queries.
+                if connection not in self._priced:
                     cursor.execute(f"SET {SSD_COSTS}")
                     self._priced.add(connection)
                 cursor.adapters.register_loader("json", _OrjsonLoader)
@@ -189,6 +191,7 @@ class PostgresDialect(Dialect):
 
     def user_indexes(self, c: QmarkCursor, tables: Sequence[str]) -> list[str]:
         ours = [name for name, _, _ in self.columns.id_indexes(LIVE)]
+        ours += self.columns.retired_indexes(LIVE)
         c.execute(
             "SELECT pg_get_indexdef(i.indexrelid) AS statement FROM pg_index i "
             "JOIN pg_class t ON t.oid = i.indrelid "

@@ -169,6 +169,13 @@ class ColumnTypes:
             for table, name, unique, what, rows in indexes
         ]
 
+    def retired_indexes(self, tables: Tables) -> list[str]:
+        """Indexes of the id columns earlier releases made and this one does not: a rebuild
+        lets them go with their tables rather than keep them as users' indexes."""
+        if self.id_digest is None:
+            return []
+        return [f"{tables.message_history}_session_id_hash"]  # while active_messages was a table
+
     def versions_statement(self) -> str:
         return (
             f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} "
