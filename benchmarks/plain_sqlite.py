@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from transcripts.projections.search_text import search_text
 
 VIEWS = ("sessions", "active_messages", "message_history", "compaction_attempts")
+SEARCH = "message_search"  # the FTS5 index the views write with each history row
 COPY_PREFIX = "bench_copy_"
 TOPIC = "transcripts:Transcript."
 REBUILD_BATCH = 1000  # events per transaction, as the store's catch-up takes them
@@ -68,7 +70,7 @@ def _is_virtual(sql: str | None) -> bool:
 
 def copy_schema(c: sqlite3.Connection) -> list[str]:
     """The DDL of the views as they are in the file, renamed with COPY_PREFIX: their tables,
-    indexes and triggers, and the tables those triggers write (a search index, say)."""
+    indexes and triggers, the tables those triggers write, and the search index."""
     objects = c.execute(
         "SELECT type, name, tbl_name, sql FROM sqlite_master "
         "WHERE sql IS NOT NULL AND substr(name, 1, ?) != ?",
@@ -77,7 +79,7 @@ def copy_schema(c: sqlite3.Connection) -> list[str]:
     tables = {name for kind, name, _, _ in objects if kind == "table"}
     virtual = {name for kind, name, _, sql in objects if kind == "table" and _is_virtual(sql)}
     shadow = {name for name in tables if any(name.startswith(v + "_") for v in virtual)}
-    copied = {*VIEWS, "stored_events"}
+    copied = {*VIEWS, SEARCH, "stored_events"}
     for kind, _, table, sql in objects:
         if kind == "trigger" and table in copied:
             copied |= {t for t in tables - shadow if re.search(rf"\b{re.escape(t)}\b", sql)}
@@ -98,6 +100,7 @@ class _CopyBatch:
     message of a compacted session is given its position (stored rows by UPDATE)."""
 
     HISTORY = f"INSERT INTO {COPY_PREFIX}message_history VALUES ({','.join('?' * 13)})"
+    SEARCH_ROW = f"INSERT INTO {COPY_PREFIX}{SEARCH} (rowid, text, session_id, message_id) VALUES (?, ?, ?, ?)"  # noqa: E501
     ATTEMPT = f"INSERT INTO {COPY_PREFIX}compaction_attempts VALUES ({','.join('?' * 15)})"
     SESSION = f"INSERT OR REPLACE INTO {COPY_PREFIX}sessions VALUES ({','.join('?' * 16)})"
     SUPERSEDE = (
@@ -119,6 +122,7 @@ class _CopyBatch:
         self.compacted: set[str] = set()
         self.appended: dict[str, int] = {}  # by transcript id: messages appended (new rows)
         self.sessions: dict[str, list[Any]] = {}
+        self.texts: list[tuple[str, str, str]] = []  # the search rows of new history rows
 
     def take(self, originator: str, number: int, kind: str, data: Any) -> None:
         """The rows of one decoded event."""
@@ -173,6 +177,7 @@ class _CopyBatch:
             row[0], row[9], message_id, content["role"], text, 1, None, by, at, number, None,
             None, None,
         ]  # fmt: skip
+        self.texts.append((search_text(content), row[0], message_id))
 
     def attempt(
         self, session_id: str, data: Any, number: int, status: str, superseded: list[str],
@@ -207,7 +212,9 @@ class _CopyBatch:
         c.executemany(self.SUPERSEDE, self.superseded)
         c.executemany(self.PLACE, [(-position, s, m) for position, s, m in placed])
         c.executemany(self.PLACE, placed)
-        c.executemany(self.HISTORY, self.history.values())
+        last = c.execute(f"SELECT MAX(rowid) FROM {COPY_PREFIX}message_history").fetchone()[0] or 0
+        c.executemany(self.HISTORY, self.history.values())  # rowids last + 1, last + 2, …
+        c.executemany(self.SEARCH_ROW, [(last + n, *t) for n, t in enumerate(self.texts, 1)])
         c.executemany(self.ATTEMPT, self.attempts)
         c.executemany(self.SESSION, self.sessions.values())
 
@@ -299,7 +306,7 @@ class PlainCopy:
                 c.execute(f"SELECT COUNT(*) FROM {view}").fetchone()[0],
                 c.execute(f"SELECT COUNT(*) FROM {COPY_PREFIX}{view}").fetchone()[0],
             )
-            for view in VIEWS
+            for view in (*VIEWS, SEARCH)
         }
 
     def close(self) -> None:

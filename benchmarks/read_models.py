@@ -23,9 +23,10 @@ shuffled every round) and each ratio is the median of the per-round ratios:
       in transactions of as many events as the rebuild takes (1,000), decodes each payload
       with `orjson.loads`, and `executemany`s the view rows (message JSON re-encoded) into
       copies of the views' tables made from their DDL as it is in the file (same keys,
-      indexes and triggers, and the tables those triggers write, such as a search index),
-      with the supersede updates and active deletes of compactions, but no renumbering. Both
-      write into the store's file. Targets: rebuild / plain >= 0.5, and >= 100,000 events/s.
+      indexes and triggers), with the supersede and placing updates of compactions, and the
+      FTS5 search index's row of each history row (its text by the store's `search_text`),
+      as the views write it. Both write into the store's file. Targets: rebuild / plain
+      >= 0.5, and >= 100,000 events/s.
       An "INSERT ... SELECT" of the raw event rows (no decoding: the floor) is shown as info.
   (d) peak RSS of a fresh process that opens the store and rebuilds it (a subprocess: VmRSS
       after opening, then VmHWM, the high-water mark, reset before the rebuild where Linux
