@@ -38,7 +38,7 @@ from ..sql.schema import QUARANTINE, VERSIONS_TABLE
 from ..sql.search import NoSearch
 from ..sql.views import SQLTranscriptViews
 from . import erasure
-from .dialect import PostgresDialect, advisory_key
+from .dialect import ID_DIGEST_FUNCTION, OUTDATED_DIGEST, PostgresDialect, advisory_key
 from .follow import LogFollower
 from .location import URL_FORM, PostgresLocation, parse_url
 from .search import PostgresSearchIndex
@@ -146,6 +146,10 @@ class PostgresBackend(Backend):
             with _schema_lock(datastore, recorder.events_table_name):
                 recorder.create_table()
                 views.create_tables()
+        if _digest_outdated(datastore):
+            with _schema_lock(datastore, recorder.events_table_name):
+                with datastore.transaction(commit=True) as cursor:
+                    cursor.execute(ID_DIGEST_FUNCTION)
         if not erasure.has_fence(datastore, recorder.events_table_name):
             with _schema_lock(datastore, recorder.events_table_name):
                 erasure.create_fence(datastore, recorder.events_table_name)
@@ -215,6 +219,21 @@ def _all_exist(datastore: PostgresDatastore, tables: list[str], type_name: str) 
         ).fetchone()
     assert row is not None
     return bool(row["tables"] and row["type"])
+
+
+def _digest_outdated(datastore: PostgresDatastore) -> bool:
+    """Whether the id digest function is an earlier release's body, which PostgreSQL does not
+    inline, in a UTF8 database (where the current body gives the same digests)."""
+    with datastore.get_connection() as connection:
+        row = connection.execute(
+            "SELECT current_setting('server_encoding') = 'UTF8' "
+            "AND COALESCE(position(%s in prosrc) > 0, false) AS outdated "
+            "FROM (SELECT 1) AS one LEFT JOIN pg_proc "
+            "ON pg_proc.oid = to_regprocedure(format('%%I.transcripts_id_key(text)', %s::text))",
+            (OUTDATED_DIGEST, datastore.schema),
+        ).fetchone()
+    assert row is not None
+    return bool(row["outdated"])
 
 
 @contextmanager
