@@ -68,6 +68,7 @@ POSTGRES_COLUMNS = ColumnTypes(
     id_digest="transcripts_id_key",  # a btree entry holds at most 2,704 bytes: see above
     functions=(ID_DIGEST_FUNCTION,),  # created with the tables, and by every rebuild
     id_array="COALESCE(to_json(array_agg({ids} ORDER BY {order})), '[]')",  # as orjson writes
+    json_array="json_build_array",
     history_storage=" WITH (fillfactor = 50)",  # room for the rows a compaction updates
     create_view="CREATE OR REPLACE VIEW",
 )

@@ -113,10 +113,12 @@ class CatchUp:
             f"SELECT {current} AS current, s.transcript_id, s.erased_at, s.quarantined "
             "FROM (SELECT 1 AS one) AS one LEFT JOIN sessions AS s ON s.session_id = ?"
         )
-        self._session_active = (  # the state and, if current, the active messages: one trip
-            f"SELECT st.*, a.message FROM ({self._session_state}) AS st "
-            f"LEFT JOIN active_messages AS a ON st.current "
-            f"AND {dialect.columns.active_match('a.')} ORDER BY a.position"
+        readable = "s.transcript_id IS NOT NULL AND s.erased_at IS NULL AND s.quarantined = 0"
+        self._session_active = (  # one trip, two columns: the state row, then the messages
+            f"SELECT 0 AS position, {dialect.columns.json_array}({current}, {readable}) "
+            "AS message FROM (SELECT 1 AS one) AS one LEFT JOIN sessions AS s "
+            "ON s.session_id = ? UNION ALL SELECT position, message FROM active_messages "
+            f"WHERE {dialect.columns.active_match()} ORDER BY position"
         )
 
     def head(self, c: Cursor) -> int:
@@ -134,14 +136,16 @@ class CatchUp:
         c.execute(self._session_state, (TRACKING_NAME, session_id))
         return self._state(c.fetchone())
 
-    def session_active(self, c: Cursor, session_id: str) -> tuple[SessionState, list[Any]]:
-        """What `session_state` says, and the session's active messages as stored (JSON) if
-        the views are current, in one statement."""
+    def session_active(self, c: Cursor, session_id: str) -> tuple[bool, list[Any] | None]:
+        """Whether the live views reflect the whole log, and the session's active messages
+        as stored, or None if it cannot be read as it is (missing, erased, quarantined:
+        `session_state` says which), in one statement. Each row is one value apart from
+        its position: a column more of 50 rows costs sqlite3 as much as the statement."""
         params = self.dialect.columns.session_params(session_id)
         c.execute(self._session_active, (TRACKING_NAME, session_id, *params))
-        rows = c.fetchall()
-        state = self._state(rows[0])
-        return state, [row["message"] for row in rows] if rows[0]["message"] is not None else []
+        state, *messages = c.fetchall()
+        current, readable = self.dialect.load_json(state["message"])
+        return bool(current), [row["message"] for row in messages] if readable else None
 
     def _state(self, row: Any) -> SessionState:
         erased = row["erased_at"]

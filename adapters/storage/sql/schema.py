@@ -54,6 +54,8 @@ class ColumnTypes:
     # An SQL aggregate of the `ids` column of rows into a JSON array, in `order` (SQLite's
     # keeps the order of the ordered subquery it reads; it has no ORDER BY in aggregates).
     id_array: str = "json_group_array({ids})"
+    # The SQL function making a JSON array of its arguments.
+    json_array: str = "json_array"
     # Storage options of message_history, whose rows a compaction, a rewind or a restore
     # update (a flag and a compaction id): room on their pages makes those updates in place.
     history_storage: str = ""

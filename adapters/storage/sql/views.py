@@ -109,11 +109,13 @@ class SQLTranscriptViews(TranscriptViews):
     def active(self, session_id: str) -> list[Message]:
         while True:  # `_session` and its query in one statement: the turn cycle's read
             with self.dialect.reading(snapshot=False) as c:
-                state, messages = self._catch_up.session_active(c, session_id)
-                if state.current:
-                    self._check(c, session_id, state)
+                current, messages = self._catch_up.session_active(c, session_id)
+                if current and messages is not None:
                     load = self.queries.rows.json_content
                     return [load(message) for message in messages]
+                if current:  # raises, unless the session was started since
+                    self._check(c, session_id, self._catch_up.session_state(c, session_id))
+                    continue
             self.catch_up()
 
     def history(self, session_id: str) -> list[HistoryRow]:
