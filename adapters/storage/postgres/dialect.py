@@ -34,6 +34,7 @@ import orjson
 import psycopg
 from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from psycopg.adapt import Loader
+from psycopg.rows import tuple_row
 
 from ..sql.dialect import Dialect
 from ..sql.schema import LIVE, NEXT, REBUILD_SUFFIX, ColumnTypes
@@ -233,6 +234,17 @@ class PostgresDialect(Dialect):
         for index, table, _ in self.columns.id_indexes(NEXT):
             if table == rebuilt:
                 c.execute(f"ALTER INDEX {index} RENAME TO {index.replace(REBUILD_SUFFIX, '', 1)}")
+
+    def tuples(
+        self, c: QmarkCursor, statement: str, params: Sequence[Any]
+    ) -> list[tuple[Any, ...]]:
+        cursor = c.cursor
+        factory = cursor.row_factory
+        cursor.row_factory = tuple_row
+        try:
+            return c.execute(statement, params).fetchall()
+        finally:
+            cursor.row_factory = factory
 
     def load_json(self, value: Any) -> Any:
         return value  # already decoded by the cursor's loader

@@ -136,16 +136,18 @@ class CatchUp:
         c.execute(self._session_state, (TRACKING_NAME, session_id))
         return self._state(c.fetchone())
 
-    def session_active(self, c: Cursor, session_id: str) -> tuple[bool, list[Any] | None]:
+    def session_active(self, session_id: str) -> tuple[bool, list[tuple[int, Any]] | None]:
         """Whether the live views reflect the whole log, and the session's active messages
-        as stored, or None if it cannot be read as it is (missing, erased, quarantined:
-        `session_state` says which), in one statement. Each row is one value apart from
-        its position: a column more of 50 rows costs sqlite3 as much as the statement."""
+        as stored, (position, message) rows, or None if it cannot be read as it is (missing,
+        erased, quarantined: `session_state` says which), in one statement. Each row is one
+        value apart from its position: a column more of 50 rows costs sqlite3 as much as
+        the statement."""
         params = self.dialect.columns.session_params(session_id)
-        c.execute(self._session_active, (TRACKING_NAME, session_id, *params))
-        state, *messages = c.fetchall()
-        current, readable = self.dialect.load_json(state["message"])
-        return bool(current), [row["message"] for row in messages] if readable else None
+        state, *messages = self.dialect.read_tuples(
+            self._session_active, (TRACKING_NAME, session_id, *params)
+        )
+        current, readable = self.dialect.load_json(state[1])
+        return bool(current), messages if readable else None
 
     def _state(self, row: Any) -> SessionState:
         erased = row["erased_at"]

@@ -79,6 +79,16 @@ class Dialect(ABC):
         c.execute(f"ALTER TABLE {rebuilt} RENAME TO {live}")
 
     @abstractmethod
+    def tuples(self, c: Cursor, statement: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """The rows of `statement` as tuples, for the hot reads: reading 50 rows by name costs
+        sqlite3 a quarter of the statement."""
+
+    def read_tuples(self, statement: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """`tuples` of one statement read on its own (as `reading(snapshot=False)`)."""
+        with self.reading(snapshot=False) as c:
+            return self.tuples(c, statement, params)
+
+    @abstractmethod
     def load_json(self, value: Any) -> Any: ...
 
     @abstractmethod

@@ -29,13 +29,14 @@ class PageQueries:
         self, c: Cursor, session_id: str, after: int, size: int
     ) -> list[tuple[int, Message]]:
         """(position, message) of up to `size` active messages after position `after`."""
-        c.execute(
+        rows = self.rows.dialect.tuples(
+            c,
             f"SELECT position, message FROM active_messages WHERE {self._session} "
             "AND position > ? ORDER BY position LIMIT ?",
             (*self._key(session_id), after, size),
         )
         load = self.rows.json_content
-        return [(row["position"], load(row["message"])) for row in c.fetchall()]
+        return [(position, load(message)) for position, message in rows]
 
     def history(self, c: Cursor, session_id: str, after: int, size: int) -> list[HistoryRow]:
         """Up to `size` message_history rows after seq `after`, in storage order."""

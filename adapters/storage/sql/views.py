@@ -108,14 +108,14 @@ class SQLTranscriptViews(TranscriptViews):
 
     def active(self, session_id: str) -> list[Message]:
         while True:  # `_session` and its query in one statement: the turn cycle's read
-            with self.dialect.reading(snapshot=False) as c:
-                current, messages = self._catch_up.session_active(c, session_id)
-                if current and messages is not None:
-                    load = self.queries.rows.json_content
-                    return [load(message) for message in messages]
-                if current:  # raises, unless the session was started since
+            current, messages = self._catch_up.session_active(session_id)
+            if current and messages is not None:
+                load = self.queries.rows.json_content
+                return [load(message) for _, message in messages]
+            if current:  # raises, unless the session was started since
+                with self.dialect.reading(snapshot=False) as c:
                     self._check(c, session_id, self._catch_up.session_state(c, session_id))
-                    continue
+                continue
             self.catch_up()
 
     def history(self, session_id: str) -> list[HistoryRow]:
