@@ -54,6 +54,7 @@ TARGET_VS_SQLITE = {"full": 1.5, "normal": 3.0}  # by durability
 TARGET_HISTORY = 1.2
 
 SQLITE = "sqlite3 INSERT+COMMIT"
+SEARCHED = "sqlite3 INSERT+FTS5+COMMIT (info)"
 FRESH = "append, fresh session"
 LONG = "append, {history:,} history"
 MEMORY = "append, memory:// (info)"
@@ -63,10 +64,17 @@ MEMORY = "append, memory:// (info)"
 
 
 class Baseline:
-    """What an application would do by hand: one JSON row per message, one transaction each."""
+    """What an application would do by hand: one JSON row per message, one transaction each;
+    with `search`, also the message's text in an FTS5 index defined as the store's."""
 
     def __init__(
-        self, path: Path, prefill: int, message: dict[str, Any], synchronous: str = "FULL"
+        self,
+        path: Path,
+        prefill: int,
+        message: dict[str, Any],
+        synchronous: str = "FULL",
+        *,
+        search: bool = False,
     ) -> None:
         self.connection = sqlite3.connect(path, isolation_level=None)  # explicit BEGIN/COMMIT
         self.connection.execute("PRAGMA journal_mode=WAL")
@@ -75,24 +83,40 @@ class Baseline:
             "CREATE TABLE messages (session_id TEXT NOT NULL, seq INTEGER NOT NULL, "
             "body BLOB NOT NULL, PRIMARY KEY (session_id, seq))"
         )
+        self.search = search
+        if search:
+            self.connection.execute(
+                "CREATE VIRTUAL TABLE search USING fts5(text, session_id UNINDEXED, "
+                "message_id UNINDEXED, tokenize = 'porter unicode61')"
+            )
         rows = (
             ("prefill", n, orjson.dumps({"id": f"msg_{uuid4().hex}", **message}))
             for n in range(prefill)
         )
         with self.connection:
             self.connection.execute("BEGIN")
-            self.connection.executemany("INSERT INTO messages VALUES (?, ?, ?)", rows)
+            for row in rows:
+                self._insert(self.connection.cursor(), *row)
         self.session = f"s_{uuid4().hex}"
         self.seq = 0
 
     def append(self, message: dict[str, Any]) -> None:
-        """One message: one INSERT in its own transaction."""
+        """One message: one INSERT (and its index entry) in its own transaction."""
         self.seq += 1
         body = orjson.dumps({"id": f"msg_{uuid4().hex}", **message})
         cursor = self.connection.cursor()
         cursor.execute("BEGIN")
-        cursor.execute("INSERT INTO messages VALUES (?, ?, ?)", (self.session, self.seq, body))
+        self._insert(cursor, self.session, self.seq, body)
         cursor.execute("COMMIT")
+
+    def _insert(self, cursor: sqlite3.Cursor, session: str, seq: int, body: bytes) -> None:
+        cursor.execute("INSERT INTO messages VALUES (?, ?, ?)", (session, seq, body))
+        if self.search:
+            message = orjson.loads(body)
+            cursor.execute(
+                "INSERT INTO search (rowid, text, session_id, message_id) VALUES (?, ?, ?, ?)",
+                (cursor.lastrowid, message["content"], session, message["id"]),
+            )
 
     def synchronous(self) -> str:
         """The baseline connection's `synchronous` level."""
@@ -138,6 +162,7 @@ def append_variants(
     store: TranscriptStore,
     memory: TranscriptStore | None,
     baseline: Baseline,
+    searched: Baseline,
     message: dict[str, Any],
     history: int,
 ) -> dict[str, harness.Setup]:
@@ -160,6 +185,7 @@ def append_variants(
 
     variants: dict[str, harness.Setup] = {
         SQLITE: harness.same_call(lambda: baseline.append(message)),
+        SEARCHED: harness.same_call(lambda: searched.append(message)),
         FRESH: fresh_session(store),
         LONG.format(history=history): harness.same_call(lambda: store.append("long", [message])),
     }
@@ -239,11 +265,13 @@ def run(args: argparse.Namespace, directory: Path) -> int:
     started = time.perf_counter()
     store = TranscriptStore.open(url, durability=args.durability)
     memory = None if args.no_memory else TranscriptStore.open("memory://")
-    baseline = Baseline(directory / "baseline.db", args.history, message, args.durability.upper())
+    synchronous = args.durability.upper()
+    baseline = Baseline(directory / "baseline.db", args.history, message, synchronous)
+    searched = Baseline(directory / "searched.db", args.history, message, synchronous, search=True)
     try:
         seed(store, "long", args.history, args.chars)
         seeded = time.perf_counter() - started
-        variants = append_variants(store, memory, baseline, message, args.history)
+        variants = append_variants(store, memory, baseline, searched, message, args.history)
         harness.warm_up(variants, args.warmup)
         samples = harness.run_rounds(variants, args.rounds, args.batch, rng)
         measured = time.perf_counter() - started - seeded
@@ -269,6 +297,7 @@ def run(args: argparse.Namespace, directory: Path) -> int:
             profile_appends(store, message, args.profile)
     finally:
         baseline.close()
+        searched.close()
         store.close()
         if memory is not None:
             memory.close()
@@ -309,6 +338,11 @@ def judge(samples: harness.Samples, history: int, target_a: float) -> harness.Ve
     median = statistics.median(overhead)
     shown, spread = harness.micros(median), f"{harness.micros(low)}–{harness.micros(high)}"
     verdicts.line("(a) overhead, µs per append", shown, spread, median, None, at_most=True)
+    # What the search index alone costs a plain program: the views must hold it on return.
+    searched = harness.round_ratios(samples, SEARCHED, SQLITE)
+    verdicts.ratio("sqlite3 + FTS5 / sqlite3", searched, None, at_most=True)
+    to_searched = harness.round_ratios(samples, FRESH, SEARCHED)
+    verdicts.ratio("fresh append / sqlite3 + FTS5", to_searched, None, at_most=True)
     return verdicts
 
 

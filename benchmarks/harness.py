@@ -359,11 +359,11 @@ class Verdicts:
         print(f"{self.heading:{label}} {'median':>{value}} {'IQR of rounds':>{spread}} "
               f"{'target':>{target}}")  # fmt: skip
 
-    def ratio(self, label: str, ratios: list[float], target: float, at_most: bool) -> None:
-        """The median of per-round ratios and their IQR, judged against `target`."""
+    def ratio(self, label: str, ratios: list[float], target: float | None, at_most: bool) -> None:
+        """The median of per-round ratios and their IQR, judged against `target` (if any)."""
         value = statistics.median(ratios)
         low, high = quartiles(ratios)
-        self.noisy |= high - low > NOISY_IQR
+        self.noisy |= target is not None and high - low > NOISY_IQR
         self.line(label, f"{value:.2f}", f"{low:.2f}–{high:.2f}", value, target, at_most)
 
     def line(
