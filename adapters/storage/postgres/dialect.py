@@ -239,8 +239,7 @@ class PostgresDialect(Dialect):
         self, c: QmarkCursor, statement: str, params: Sequence[Any]
     ) -> list[tuple[Any, ...]]:
         cursor = c.cursor
-        factory = cursor.row_factory
-        cursor.row_factory = tuple_row
+        factory, cursor.row_factory = cursor.row_factory, tuple_row
         try:
             return c.execute(statement, params).fetchall()
         finally:
