@@ -1,0 +1,25 @@
+"""Round trips to the PostgreSQL server, counted on the wire by a proxy in front of it."""
+
+from __future__ import annotations
+
+from transcripts import TranscriptStore
+
+from support.wire import RoundTripCounter
+
+WARM_UP_CALLS = 5  # each pooled connection sets its planner costs once, on its first read
+
+
+def test_active_reads_a_session_whose_views_are_current_in_one_round_trip(
+    postgres_url: str,
+) -> None:
+    with RoundTripCounter(postgres_url) as wire, TranscriptStore.open(wire.url) as store:
+        store.start("s")
+        stored = store.append("s", [{"role": "user", "content": f"m{i}"} for i in range(50)])
+        for _ in range(WARM_UP_CALLS):
+            store.active("s")
+        trips = []
+        for _ in range(5):
+            with wire.counting() as made:
+                assert store.active("s") == stored
+            trips += made
+    assert trips == [1] * 5
