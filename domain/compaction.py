@@ -1,8 +1,10 @@
 """The compaction contract: which replacements are valid and what they do.
 
 A compaction is planned against the active snapshot an attempt saw. Replacement items that
-carry the id of a snapshot message keep it (unchanged); items without an id are new messages;
-anything else is rejected with a failure code that the audit records.
+carry the id of a snapshot message keep it (unchanged); items without an id are new messages,
+and so are items carrying an id the session never stored (stored under that id, as `append`
+stores one: an importer keeps a summary's own id); anything else — an id the session stored
+outside the snapshot, say — is rejected with a failure code that the audit records.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ class CompactionPlan:
 def plan_compaction(
     snapshot: Sequence[str], replacement: object, hashes: Mapping[str, str]
 ) -> CompactionPlan:
-    """Check a replacement against the snapshot ids; raise CompactionRejected if invalid."""
+    """Check a replacement against the snapshot ids and `hashes` (the content hash of every
+    message the session ever stored); raise CompactionRejected if invalid."""
 
     def reject(error: str) -> CompactionRejected:
         return CompactionRejected(INVALID_REPLACEMENT, error, snapshot)
@@ -61,20 +64,24 @@ def plan_compaction(
     order: list[str] = []
     kept: list[str] = []
     added: list[NewMessage] = []
+    named: set[str] = set()  # the ids of the new messages
     for index, item in enumerate(replacement):
         try:
             message_id, content = split_id(item)
         except InvalidMessageError as error:
             raise reject(f"replacement item {index}: {error}") from None
-        if message_id is None:
-            new = NewMessage(new_message_id(), content, content_hash(content))
+        if message_id is None or message_id not in hashes:
+            if message_id in named:
+                raise reject(f"replacement item {index} repeats the new id {message_id!r}")
+            new = NewMessage(message_id or new_message_id(), content, content_hash(content))
             added.append(new)
             order.append(new.id)
+            named.add(new.id)
             continue
         if message_id not in in_snapshot:
             raise reject(
-                f"replacement item {index} has id {message_id!r}, which is not a message "
-                "of the snapshot (drop the id of a new message)"
+                f"replacement item {index} has id {message_id!r}, a message the session "
+                "stored outside the snapshot (drop the id of a new message)"
             )
         if message_id in kept:
             raise reject(f"replacement keeps message {message_id!r} twice")

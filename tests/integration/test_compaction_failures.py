@@ -18,8 +18,8 @@ from support.messages import ids, summary
 # appended after the attempt began.
 Replacement = Callable[[list[dict], list[dict]], object]
 INVALID: dict[str, Replacement] = {
-    "an id that was never stored": lambda stored, late: [
-        summary(), {"id": "never-stored", "role": "user", "content": "x"}
+    "a new id given twice": lambda stored, late: [
+        {"id": "new", **summary()}, {"id": "new", "role": "user", "content": "x"}
     ],
     "an edited kept message": lambda stored, late: [summary(), {**stored[2], "content": "edited"}],
     "a kept message with a key added": lambda stored, late: [{**stored[2], "name": "bob"}],

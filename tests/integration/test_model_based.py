@@ -175,6 +175,7 @@ class Outcome:
     would_supersede: list[str] = field(default_factory=list)
     order: list[str | None] = field(default_factory=list)  # None: a new message
     new: list[dict] = field(default_factory=list)  # contents of the new messages, in order
+    new_ids: list[str | None] = field(default_factory=list)  # the id each brings, if any
 
 
 def kept_ids(replacement: object) -> set[str]:
@@ -199,13 +200,19 @@ def plan(model: SessionModel, pending: Pending, replacement: object) -> Outcome:
         return invalid
     order: list[str | None] = []
     new: list[dict] = []
+    new_ids: list[str | None] = []  # the id each new message brings, if any
     kept: list[str] = []
     for item in replacement:
         if not isinstance(item, dict) or item.get("role") not in ROLES:
             return invalid
         message_id = item.get("id")
         content = without_id(item)
-        if message_id is None:
+        if message_id is not None and not (isinstance(message_id, str) and message_id):
+            return invalid
+        if message_id is None or message_id not in model.stored:
+            if message_id is not None and message_id in new_ids:
+                return invalid
+            new_ids.append(message_id)
             order.append(None)
             new.append(content)
         elif message_id not in snapshot or message_id in kept:
@@ -244,7 +251,7 @@ def plan(model: SessionModel, pending: Pending, replacement: object) -> Outcome:
                 return Outcome("orphaned_tool_result", superseded)
         if message_id is not None:
             seen.add(message_id)
-    return Outcome(None, superseded, order, new)
+    return Outcome(None, superseded, order, new, new_ids)
 
 
 # -- the state machine ----------------------------------------------------------------------
@@ -408,11 +415,12 @@ class StoreMachine(RuleBasedStateMachine):
         assert len(returned) == len(outcome.order) + len(tail)
         order: list[str] = []
         added: list[str] = []
-        contents = iter(outcome.new)
+        contents = iter(zip(outcome.new, outcome.new_ids, strict=True))
         for slot, message in zip(outcome.order, returned, strict=False):
             if slot is None:
-                content = next(contents)
+                content, given_id = next(contents)
                 assert without_id(message) == content
+                assert given_id is None or message["id"] == given_id
                 assert message["id"] not in model.stored
                 model.store_message(message["id"], content, added_by=pending.attempt.id)
                 added.append(message["id"])
@@ -464,6 +472,8 @@ class StoreMachine(RuleBasedStateMachine):
                     new = self.tool_exchange()
                 else:
                     new = [self.content(data, role="system")]
+                    if data.draw(st.booleans(), label="with an id of its own"):
+                        new[0]["id"] = f"own-{next(self.fresh)}"
                 at = data.draw(st.integers(0, len(items)), label="at")
                 items[at:at] = new
             return items

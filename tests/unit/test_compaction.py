@@ -21,6 +21,8 @@ from support.messages import TRIP, summary
 SNAPSHOT = [message["id"] for message in TRIP]  # m1 … m6
 HASHES = {message_id: content_hash(content) for message_id, content in map(split_id, TRIP)}
 M = {message["id"]: message for message in TRIP}
+# m7: stored after the snapshot was taken
+STORED = {**HASHES, "m7": content_hash({"role": "user", "content": "later"})}
 
 
 def pairing(messages: list[dict]) -> tuple[dict[str, str], dict[str, str]]:
@@ -61,6 +63,18 @@ def test_every_new_message_gets_its_own_id() -> None:
     assert plan.superseded == SNAPSHOT
 
 
+def test_an_item_with_an_id_the_session_never_stored_is_a_new_message_under_that_id() -> None:
+    plan = plan_compaction(SNAPSHOT, [{"id": "sum-uuid", **summary("sum")}, M["m6"]], STORED)
+    (new,) = plan.added
+    assert (new.id, new.content, new.content_hash) == (
+        "sum-uuid",
+        summary("sum"),
+        content_hash(summary("sum")),
+    )
+    assert plan.order == ["sum-uuid", "m6"] and plan.kept == ["m6"]
+    assert plan.superseded == ["m1", "m2", "m3", "m4", "m5"]
+
+
 def test_an_empty_replacement_supersedes_the_whole_snapshot() -> None:
     plan = plan_compaction(SNAPSHOT, [], HASHES)
     assert (plan.order, plan.kept, plan.added, plan.superseded) == ([], [], [], SNAPSHOT)
@@ -69,9 +83,13 @@ def test_an_empty_replacement_supersedes_the_whole_snapshot() -> None:
 REJECTED = {
     "a string": ("summary", "must be a list of messages, not str"),
     "a lone message": (summary(), "must be a list of messages, not dict"),
-    "an id the snapshot does not hold": (
-        [summary(), {"id": "m9", "role": "user", "content": "x"}],
-        "replacement item 1 has id 'm9', which is not a message of the snapshot",
+    "an id stored outside the snapshot": (
+        [summary(), {"id": "m7", "role": "user", "content": "later"}],
+        "replacement item 1 has id 'm7', a message the session stored outside the snapshot",
+    ),
+    "a new id given twice": (
+        [{"id": "sum", **summary("a")}, {"id": "sum", **summary("b")}],
+        "replacement item 1 repeats the new id 'sum'",
     ),
     "a message kept twice": ([M["m2"], M["m2"]], "replacement keeps message 'm2' twice"),
     "a kept message edited": (
@@ -87,7 +105,7 @@ def test_an_invalid_replacement_is_rejected_naming_the_item_and_superseding_noth
     replacement: object, says: str
 ) -> None:
     with pytest.raises(CompactionRejected) as rejected:
-        plan_compaction(SNAPSHOT, replacement, HASHES)
+        plan_compaction(SNAPSHOT, replacement, STORED)
     assert rejected.value.failure == INVALID_REPLACEMENT
     assert says in rejected.value.error
     assert rejected.value.would_supersede == SNAPSHOT

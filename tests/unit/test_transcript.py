@@ -216,9 +216,9 @@ def test_an_attempt_begun_right_after_a_commit_is_no_conflict() -> None:
 
 
 INVALID = {
-    "an id the snapshot does not hold": [
-        summary(),
-        {"id": "never", "role": "user", "content": "x"},
+    "a new id given twice": [
+        {"id": "new", "role": "user", "content": "x"},
+        {"id": "new", "role": "user", "content": "y"},
     ],
     "a kept message edited": [summary(), {"id": "m2", "role": "assistant", "content": "edited"}],
     "a message kept twice": [ids(2)[0], ids(2)[0]],

@@ -235,7 +235,7 @@ class Run:
     def invalid_replacement(self, session_id: str, model: SessionModel) -> None:
         attempt = self.store.begin_compaction(session_id)
         result = self.store.commit_compaction(
-            attempt, [{"id": "never-stored", "role": "user", "content": "x"}]
+            attempt, [{"id": "new", "role": "user", "content": "x"}] * 2  # a new id twice
         )
         self.failed(session_id, model, result, "invalid_replacement")
 
