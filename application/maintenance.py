@@ -1,4 +1,4 @@
-"""Keeping the views in shape: verifying them against the log, following it in the background.
+"""Keeping the views in shape: the store's rebuild, catch-up, status, follow and verify calls.
 
 Rebuild, catch-up and status are the views' own (see `projections.views`); verification
 folds each session's log independently of the projector (`projections.fold`) and names
@@ -9,12 +9,74 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
 
+from eventsourcing.persistence import PersistenceError
+
+from ..domain.errors import StorageError
 from ..projections.fold import SessionFold
 from ..projections.verify import VerifyReport, compare_session, quarantine_problems
-from ..projections.views import TranscriptViews
+from ..projections.views import Progress, TranscriptViews, ViewStatus
+from . import arguments
 from .event_log import TranscriptLog
+
+
+class ViewMaintenance:
+    """The view-keeping calls of `TranscriptStore` (a base class: it uses the store's views,
+    log and retried `_read`)."""
+
+    _views: TranscriptViews
+    _log: TranscriptLog
+    _read: Callable[..., Any]
+
+    def rebuild_projections(self, progress: Progress | None = None) -> int:
+        """Replay the whole log into fresh views and swap them in; return the events replayed.
+
+        `progress(done, total)` is called after each batch. Readers see the old views until
+        the new ones are complete.
+        """
+        arguments.callback(progress, "progress")
+        return self._read(lambda: self._views.rebuild(progress), "rebuild the views")
+
+    def catch_up_projections(self, progress: Progress | None = None) -> int:
+        """Project the log entries the views have not seen yet; return how many."""
+        arguments.callback(progress, "progress")
+        return self._read(lambda: self._views.catch_up(progress), "catch the views up")
+
+    def projection_status(self) -> list[ViewStatus]:
+        """Per view: its version, tracked position against the log head, rows, quarantined."""
+        return self._read(self._views.status)
+
+    def follow_projections(
+        self, stop: threading.Event, on_batch: Callable[[int], None] | None = None
+    ) -> int:
+        """Keep the views up to date as the log grows, until `stop` is set; return how many
+        events were projected. `on_batch(count)` is called after each batch.
+
+        On PostgreSQL it follows the log with the library's subscription (LISTEN/NOTIFY),
+        projecting what has arrived in batches; on SQLite it polls. Every event is projected
+        exactly once, whoever projects it (followers, or queries catching up).
+        """
+        arguments.stop_event(stop)
+        arguments.callback(on_batch, "on_batch")
+        try:
+            return self._views.follow(stop, on_batch)
+        except PersistenceError as error:
+            raise StorageError(f"cannot follow the log: {error}") from error
+
+    def following_projections(self) -> AbstractContextManager[None]:
+        """Follow the log in a background thread while the block runs (see
+        `follow_projections`); a failure of the follower is raised when the block ends."""
+        return in_background(self.follow_projections)
+
+    def verify_projections(self) -> VerifyReport:
+        """Diff every view against an independent fold of the log.
+
+        Events that cannot be decoded or applied are left out of the fold, as the views
+        leave them out: they are reported as quarantined.
+        """
+        return self._read(lambda: verify(self._log, self._views), "verify the views")
 
 
 def verify(log: TranscriptLog, views: TranscriptViews) -> VerifyReport:

@@ -10,9 +10,7 @@ its stream becomes one tombstone event, and every query but `sessions` and `even
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import asdict
 from typing import Any, TypeVar
 
@@ -29,13 +27,13 @@ from ..domain.messages import Message, as_message_list, new_message_id
 from ..domain.transcript import Transcript
 from ..projections.fold import SessionFold
 from ..projections.projector import Projector
-from ..projections.verify import VerifyReport
-from ..projections.views import Progress, SearchQuery, TranscriptViews, ViewStatus
-from . import arguments, maintenance
+from ..projections.views import SearchQuery, TranscriptViews
+from . import arguments
 from .compaction import Compactions, Summarize
 from .decoding import UNREADABLE, corrupt_session
 from .event_log import TranscriptLog
 from .explaining import explain
+from .maintenance import ViewMaintenance
 from .paging import PagedReads
 from .results import CompactionAttempt, CompactionResult, Erasure, event_entry, history_entry
 from .rewind import rewind_once
@@ -45,7 +43,7 @@ from .stored_log import StoredLog
 T = TypeVar("T")
 
 
-class TranscriptStore(PagedReads):
+class TranscriptStore(PagedReads, ViewMaintenance):
     """An append-only, event-sourced store of agent transcripts."""
 
     def __init__(self, config: StoreConfig, *, projector: type[Projector] = Projector) -> None:
@@ -314,56 +312,6 @@ class TranscriptStore(PagedReads):
         search = SearchQuery(query, session_id, role, active_only, limit)
         hits = self._read(lambda: self._views.search(search))
         return [asdict(hit) for hit in hits]
-
-    # -- projections -----------------------------------------------------------------------
-
-    def rebuild_projections(self, progress: Progress | None = None) -> int:
-        """Replay the whole log into fresh views and swap them in; return the events replayed.
-
-        `progress(done, total)` is called after each batch. Readers see the old views until
-        the new ones are complete.
-        """
-        arguments.callback(progress, "progress")
-        return self._read(lambda: self._views.rebuild(progress), "rebuild the views")
-
-    def catch_up_projections(self, progress: Progress | None = None) -> int:
-        """Project the log entries the views have not seen yet; return how many."""
-        arguments.callback(progress, "progress")
-        return self._read(lambda: self._views.catch_up(progress), "catch the views up")
-
-    def projection_status(self) -> list[ViewStatus]:
-        """Per view: its version, tracked position against the log head, rows, quarantined."""
-        return self._read(self._views.status)
-
-    def follow_projections(
-        self, stop: threading.Event, on_batch: Callable[[int], None] | None = None
-    ) -> int:
-        """Keep the views up to date as the log grows, until `stop` is set; return how many
-        events were projected. `on_batch(count)` is called after each batch.
-
-        On PostgreSQL it follows the log with the library's subscription (LISTEN/NOTIFY),
-        projecting what has arrived in batches; on SQLite it polls. Every event is projected
-        exactly once, whoever projects it (followers, or queries catching up).
-        """
-        arguments.stop_event(stop)
-        arguments.callback(on_batch, "on_batch")
-        try:
-            return self._views.follow(stop, on_batch)
-        except PersistenceError as error:
-            raise StorageError(f"cannot follow the log: {error}") from error
-
-    def following_projections(self) -> AbstractContextManager[None]:
-        """Follow the log in a background thread while the block runs (see
-        `follow_projections`); a failure of the follower is raised when the block ends."""
-        return maintenance.in_background(self.follow_projections)
-
-    def verify_projections(self) -> VerifyReport:
-        """Diff every view against an independent fold of the log.
-
-        Events that cannot be decoded or applied are left out of the fold, as the views
-        leave them out: they are reported as quarantined.
-        """
-        return self._read(lambda: maintenance.verify(self._log, self._views), "verify the views")
 
     # -- internals -------------------------------------------------------------------------
 
