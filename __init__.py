@@ -22,6 +22,7 @@ from .domain.errors import (
     SessionNotFoundError,
     StorageError,
     TranscriptError,
+    VersionConflictError,
 )
 from .domain.messages import MAX_ID_LENGTH
 from .projections.verify import Problem, VerifyReport
@@ -48,5 +49,6 @@ __all__ = [
     "TranscriptError",
     "TranscriptStore",
     "VerifyReport",
+    "VersionConflictError",
     "ViewStatus",
 ]

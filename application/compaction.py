@@ -64,9 +64,9 @@ class Compactions:
             return unreadable
         retried = _Retried()
 
-        def commit(transcript: Transcript) -> None:
+        def commit(transcript: Transcript) -> int:
             if retried() and transcript.has_committed(attempt.id):
-                return  # an earlier try of this call landed
+                return transcript.version  # an earlier try of this call landed
             transcript.commit_compaction(
                 compaction_id=attempt.id,
                 based_on_version=attempt.version,
@@ -76,9 +76,10 @@ class Compactions:
                 tokens_before=tokens_before,
                 tokens_after=tokens_after,
             )
+            return transcript.version
 
         try:
-            self._log.write(attempt.session_id, commit)
+            version = self._log.write(attempt.session_id, commit)
         except CompactionRejected as rejected:
             return self._record_failure(
                 attempt, rejected.failure, rejected.error, reason, rejected.would_supersede, tokens
@@ -88,7 +89,7 @@ class Compactions:
             return self._record_failure(
                 attempt, STORAGE_ERROR, str(error), reason, superseded, tokens, may_have_landed=True
             )
-        return CompactionResult(True, attempt.id, self._active(attempt))
+        return CompactionResult(True, attempt.id, self._active(attempt), version=version)
 
     def fail(
         self,
@@ -139,12 +140,12 @@ class Compactions:
         error = safe_text(error)
         retried = _Retried()
 
-        def record(transcript: Transcript) -> bool:
-            """Record the failure; whether the attempt committed instead."""
+        def record(transcript: Transcript) -> tuple[bool, int]:
+            """Record the failure; whether the attempt committed instead, and the version."""
             if may_have_landed and transcript.has_committed(attempt.id):
-                return True
+                return True, transcript.version
             if retried() and transcript.has_settled(attempt.id):
-                return False  # an earlier try of this call landed
+                return False, transcript.version  # an earlier try of this call landed
             transcript.fail_compaction(
                 compaction_id=attempt.id,
                 based_on_version=attempt.version,
@@ -155,14 +156,16 @@ class Compactions:
                 tokens_before=tokens[0],
                 tokens_after=tokens[1],
             )
-            return False
+            return False, transcript.version
 
         try:
-            if self._log.write(attempt.session_id, record):
-                return CompactionResult(True, attempt.id, self._active(attempt))
+            committed, version = self._log.write(attempt.session_id, record)
         except StorageError as unrecorded:
             error = f"{error} (and the failure could not be recorded: {unrecorded})"
-        return CompactionResult(False, attempt.id, self._active(attempt), failure, error)
+            return CompactionResult(False, attempt.id, self._active(attempt), failure, error)
+        if committed:
+            return CompactionResult(True, attempt.id, self._active(attempt), version=version)
+        return CompactionResult(False, attempt.id, self._active(attempt), failure, error, version)
 
     def _unreadable(
         self, attempt: CompactionAttempt, failure: str, error: str = ""

@@ -32,7 +32,12 @@ from eventsourcing.application import Application
 from eventsourcing.persistence import Notification, StoredEvent
 from eventsourcing.utils import Environment, EnvType
 
-from ..domain.errors import SessionNotFoundError, StorageError, TranscriptError
+from ..domain.errors import (
+    SessionErasedError,
+    SessionNotFoundError,
+    StorageError,
+    TranscriptError,
+)
 from ..domain.resumption import IncompleteTranscript
 from ..domain.transcript import Transcript, transcript_id
 from ..projections.views import TranscriptViews
@@ -152,6 +157,21 @@ class TranscriptLog(Application[UUID]):
         if not events:
             raise SessionNotFoundError(session_id)
         return events
+
+    def last_version(self, session_id: str) -> int:
+        """The version of the session's last stored event (its tombstone's, if erased:
+        then SessionErasedError)."""
+        stream = transcript_id(session_id)
+        last = self.calls.run(
+            lambda: self.recorder.select_events(stream, desc=True, limit=1),
+            f"read session {session_id!r}",
+        )
+        if not last:
+            raise SessionNotFoundError(session_id)
+        if last[0].topic == Transcript.Erased.TOPIC:
+            tombstone = self.decoded(session_id, last[0])
+            raise SessionErasedError(session_id, tombstone.timestamp)
+        return last[0].originator_version
 
     def readable_events(self, session_id: str) -> Iterator[Transcript.Event]:
         """The events of a session that decode (the views quarantine the others)."""

@@ -27,13 +27,16 @@ class CompactionAttempt:
 
 @dataclass(frozen=True)
 class CompactionResult:
-    """How an attempt ended. `messages` is the active list as stored: adopt it."""
+    """How an attempt ended. `messages` is the active list as stored: adopt it. `version`:
+    the session's version once the commit or the failure was stored (None if nothing could
+    be recorded)."""
 
     committed: bool
     compaction_id: str
     messages: list[dict[str, Any]]
     failure: str | None = None
     error: str | None = None
+    version: int | None = None
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from ..domain.errors import (
     SessionNotFoundError,
     StorageError,
     TranscriptError,
+    VersionConflictError,
 )
 from ..domain.messages import Message, as_message_list, new_message_id
 from ..domain.transcript import Transcript
@@ -130,21 +131,36 @@ class TranscriptStore(PagedReads, ViewMaintenance):
         Transcript.start(session_id, metadata=metadata, **arguments)  # validates the arguments
         self._log.start(session_id, metadata=metadata, **arguments)
 
-    def append(self, session_id: str, messages: Iterable[object]) -> list[Message]:
+    def append(
+        self,
+        session_id: str,
+        messages: Iterable[object],
+        *,
+        expected_version: int | None = None,
+    ) -> list[Message]:
         """Store messages atomically; return each as stored, with its `id`.
 
         A rewound id given again with identical content is restored, at the end of the
-        active context; a superseded one stays superseded (a no-op).
+        active context; a superseded one stays superseded (a no-op). With
+        `expected_version`, see `VersionConflictError`: the call stores only if the session
+        is still at that version (a call that stores nothing new succeeds as a no-op).
         """
-        return self._append(session_id, messages, restore=True)
+        return self._append(session_id, messages, restore=True, expected=expected_version)
 
-    def sync(self, session_id: str, live_messages: Iterable[object]) -> list[Message]:
+    def sync(
+        self,
+        session_id: str,
+        live_messages: Iterable[object],
+        *,
+        expected_version: int | None = None,
+    ) -> list[Message]:
         """Store the messages of the agent's live list not stored yet; return the active list.
 
         Stored ids are skipped, active, superseded or rewound, so a stale list from before a
-        compaction or a rewind never brings its messages back.
+        compaction or a rewind never brings its messages back. `expected_version`: as
+        `append`'s.
         """
-        self._append(session_id, live_messages, restore=False)
+        self._append(session_id, live_messages, restore=False, expected=expected_version)
         return self.active(session_id)
 
     def rewind(
@@ -249,6 +265,11 @@ class TranscriptStore(PagedReads, ViewMaintenance):
 
     # -- queries ---------------------------------------------------------------------------
 
+    def version(self, session_id: str) -> int:
+        """The session's version: that of its last event, as the log holds it now."""
+        session_id = arguments.session_id(session_id)
+        return self._log.last_version(session_id)
+
     def active(self, session_id: str) -> list[Message]:
         """The active context, in order, each message with its `id`."""
         session_id = arguments.session_id(session_id)
@@ -323,16 +344,27 @@ class TranscriptStore(PagedReads, ViewMaintenance):
         self._read(lambda: self._views.check_session(session_id))
 
     def _append(
-        self, session_id: str, messages: Iterable[object], *, restore: bool
+        self,
+        session_id: str,
+        messages: Iterable[object],
+        *,
+        restore: bool,
+        expected: int | None = None,
     ) -> list[Message]:
         session_id = arguments.session_id(session_id)
         messages = as_message_list(messages)
+        arguments.optional_integer(expected, "expected_version")
         fresh_ids = [new_message_id() for _ in messages]  # once: a retry stores the same
-        return self._log.write(
-            session_id,
-            lambda transcript: transcript.append(messages, fresh_ids, restore=restore),
-            appends=True,
-        )
+
+        def append(transcript: Transcript) -> list[Message]:
+            version = transcript.version
+            stored = transcript.append(messages, fresh_ids, restore=restore)
+            if expected is not None and version != expected and transcript.version != version:
+                # (a call storing nothing new is a no-op: also the retry of one that landed)
+                raise VersionConflictError(session_id, expected, version)
+            return stored
+
+        return self._log.write(session_id, append, appends=True)
 
     def _fold(self, session_id: str, lte: int | None = None) -> SessionFold:
         try:

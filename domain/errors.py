@@ -43,6 +43,19 @@ class MessageConflictError(TranscriptError):
         self.message_id = message_id
 
 
+class VersionConflictError(TranscriptError):
+    """A fenced write found the session at another version than the caller expected."""
+
+    def __init__(self, session_id: str, expected: int, actual: int) -> None:
+        super().__init__(
+            f"session {session_id!r} is at version {actual}, not {expected} as expected "
+            "(another writer stored events since: read it again)"
+        )
+        self.session_id = session_id
+        self.expected = expected
+        self.actual = actual
+
+
 class StorageError(TranscriptError):
     """The store could not be read or written (lock timeout, I/O error, bad URL)."""
 
