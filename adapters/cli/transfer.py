@@ -1,4 +1,4 @@
-"""Moving transcripts in and out: `import hermes`, `import jsonl`, `export`."""
+"""Moving transcripts in and out: `import hermes`, `import codex`, `import jsonl`, `export`."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import click
 from ... import TranscriptError, TranscriptStore
 from ..exporters.jsonl import jsonl_lines
 from ..exporters.markdown import markdown_chunks
+from ..importers.codex import import_codex
 from ..importers.hermes import import_hermes
 from ..importers.jsonl import JsonlSession, import_session, read_jsonl
 from .render import progress_bar, to_json
+from .render_codex import codex_notes, codex_report_table, codex_summary
 from .render_read import hermes_report_table, hermes_summary, plural
 from .support import CONTEXT_SETTINGS, console, json_option, with_store
 
@@ -22,6 +24,8 @@ def import_() -> None:
     """Import transcripts from other formats.
 
     Example: transcripts import hermes ~/.hermes/state.db
+
+    Example: transcripts import codex ~/.codex/sessions --dry-run
     """
 
 
@@ -51,6 +55,43 @@ def import_hermes_command(store: TranscriptStore, path: Path, dry_run: bool, as_
         return
     console().print(hermes_report_table(reports, dry_run=dry_run))
     click.echo(hermes_summary(reports, dry_run=dry_run))
+
+
+@import_.command("codex")
+@click.argument("paths", metavar="[PATH]...", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--dry-run", is_flag=True, help="Print the report without writing anything.")
+@json_option
+@with_store
+def import_codex_command(
+    store: TranscriptStore, paths: tuple[Path, ...], dry_run: bool, as_json: bool
+) -> None:
+    """Import Codex CLI rollouts: each rollout file becomes one session.
+
+    PATH is a rollout file or a folder searched at any depth for rollout-*.jsonl; none
+    given: $CODEX_HOME/sessions, else ~/.codex/sessions. Response items become messages in
+    order (tool calls linked to their outputs), each `compacted` line one committed
+    compaction, each turn that ended because Codex's compaction found no room
+    (context_window_exceeded) one failed attempt. Files are only read; importing them again
+    stores nothing new, and a session that went on in Codex is resumed. A session the store
+    holds with another history (Codex rewrote the file) is reported diverged, with the
+    first line that differs, and left as it is. Exits 1 if a rollout diverged or could not
+    be read.
+
+    Example: transcripts import codex ~/.codex/sessions/2026/12 --dry-run
+    """
+    label = "Reading rollouts" if dry_run else "Importing rollouts"
+    with progress_bar(label) as bar:
+        reports = import_codex(store, paths, dry_run=dry_run, progress=bar)
+    if as_json:
+        click.echo(to_json([{**asdict(report), "dry_run": dry_run} for report in reports]))
+    else:
+        output = console()
+        output.print(codex_report_table(reports, dry_run=dry_run))
+        for note in codex_notes(reports):
+            output.print(note)
+        click.echo(codex_summary(reports, dry_run=dry_run))
+    if any(report.status in ("diverged", "unreadable") for report in reports):
+        raise SystemExit(1)
 
 
 @import_.command("jsonl")
