@@ -166,10 +166,10 @@ def _divergence(plan: SessionPlan, events: list[dict[str, Any]]) -> tuple[int, s
             )
     if len(stored) > len(plan.steps):
         event = stored[len(plan.steps)]
-        line = _line_of(event) or plan.last_line + 1
+        line = min(_line_of(event) or plan.whole_lines + 1, plan.whole_lines + 1)
         return line, (
             f"diverged from line {line}: the store holds {_described(event)} and more, which "
-            f"the file (now {plan.last_line} lines) no longer has; nothing was written"
+            f"the file (now {plan.whole_lines} whole lines) no longer has; nothing was written"
         )
     return None
 

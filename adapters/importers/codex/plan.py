@@ -3,16 +3,15 @@ what becomes what). Pure: reads a `Rollout`, writes nothing."""
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ....domain.compaction import CompactionRejected, check_tool_pairing, pairing_facts
 from ....domain.errors import InvalidMessageError
-from ....domain.messages import canonical_json, check_name, split_id, with_id
+from ....domain.messages import check_name, split_id, with_id
 from .items import KNOWN_TYPES, Item, to_message
+from .metadata import session_metadata
 from .rollout import Line, Rollout
 from .steps import WINDOW_EXCEEDED, Append, Compact, Fail, SessionPlan, derived_id
 
@@ -44,16 +43,17 @@ class _Planner:
     def __init__(self, rollout: Rollout) -> None:
         first = rollout.lines[0] if rollout.lines else None
         payload = first.payload if first is not None else None
-        if first is None or first.type != "session_meta" or not isinstance(payload, dict):
-            where = f"line {first.number}" if first else "no whole line"
-            raise NotARollout(f"not a Codex rollout: {where} is no session_meta record")
+        if first is None:
+            raise NotARollout("not a Codex rollout: none of its lines is a rollout record")
+        if first.type != "session_meta" or not isinstance(payload, dict):
+            raise NotARollout(f"not a Codex rollout: line {first.number} is no session_meta record")
         session_id = payload.get("id")
         if not _usable_id(session_id):
             raise NotARollout(f"line {first.number}: session_meta has no usable id")
         model = payload.get("model")
         self.plan = SessionPlan(
             path=rollout.path,
-            last_line=rollout.last_line,
+            whole_lines=rollout.whole_lines,
             session_id=session_id,
             model=model if isinstance(model, str) else None,
             metadata=session_metadata(payload, rollout.path),
@@ -194,7 +194,7 @@ class _Planner:
         if _usable_id(item_id) and item_id not in self.items:
             message_id = item_id
         else:
-            message_id = derived_id(self.session_id, line.key)
+            message_id = self._derived_id(line)
             if item_id in self.items:
                 self.repeated.append(line.number)
         message = self._message(message_id, item, _provenance(line), line.number)
@@ -272,7 +272,7 @@ class _Planner:
                 continue
             message_id = item_id
             if not _usable_id(item_id) or item_id in self.items:
-                message_id = derived_id(self.session_id, line.key, index)
+                message_id = self._derived_id(line, index)
                 if item_id in self.items:
                     self.plan.notes.append(
                         f"line {line.number}: replacement item {index} has the id of a stored "
@@ -287,6 +287,14 @@ class _Planner:
                 replacement.append(message)
                 named.add(item_id)
         return replacement
+
+    def _derived_id(self, line: Line, index: int | None = None) -> str:
+        """An id for an item from its line: by Codex's ordinal, else (no ordinal, or one a
+        changed file repeats) by the line's number."""
+        message_id = derived_id(self.session_id, line.key, index)
+        if message_id in self.items:
+            message_id = derived_id(self.session_id, f"line{line.number}", index)
+        return message_id
 
     def _unlike(self, item_id: str, item: Item, named: set[str]) -> str:
         if item_id in named:
@@ -326,37 +334,6 @@ class _Planner:
         except CompactionRejected:
             return False
         return True
-
-
-def session_metadata(meta: dict[str, Any], path: Path) -> dict[str, Any]:
-    """The store session's metadata: what the session_meta line says, with the digest of
-    each instructions text in place of the text."""
-    rest = {key: value for key, value in meta.items() if key not in ("id", "session_id")}
-    lifted = {
-        key: rest.pop(key, None)
-        for key in ("cwd", "cli_version", "originator", "source", "model_provider", "git")
-    }
-    instructions = {key: rest.pop(key) for key in list(rest) if key.endswith("instructions")}
-    return {
-        **lifted,
-        "instructions_sha256": _digest(instructions.pop("base_instructions", None)),
-        "started_at": rest.pop("timestamp", None),
-        "rollout": path.name,
-        "session_meta": {
-            **rest,
-            **{f"{key}_sha256": _digest(value) for key, value in instructions.items()},
-        },
-    }
-
-
-def _digest(value: object) -> str | None:
-    """SHA-256 of an instructions text (`{"text": …}` or a string; else its JSON)."""
-    if value is None:
-        return None
-    if isinstance(value, dict) and isinstance(value.get("text"), str):
-        value = value["text"]
-    data = value.encode() if isinstance(value, str) else canonical_json(value)
-    return hashlib.sha256(data).hexdigest()
 
 
 def _provenance(line: Line) -> dict[str, Any]:

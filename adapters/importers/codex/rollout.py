@@ -48,7 +48,7 @@ class Rollout:
     path: Path
     lines: list[Line] = field(default_factory=list)
     size: int = 0  # bytes
-    last_line: int = 0  # the number of the file's last line (whole or not)
+    whole_lines: int = 0  # the number of its last whole line
     notes: list[str] = field(default_factory=list)
     doubts: list[str] = field(default_factory=list)  # lines that could not be read
 
@@ -93,7 +93,8 @@ def read_rollout(path: Path) -> Rollout:
     with path.open("rb") as file:
         for number, raw in enumerate(file, 1):
             rollout.size += len(raw)
-            rollout.last_line = number
+            if raw.endswith(b"\n"):
+                rollout.whole_lines = number
             if not raw.strip():
                 continue
             try:

@@ -63,7 +63,7 @@ class SessionPlan:
     """A rollout's session: how to start it, its steps, and what they make of it."""
 
     path: Path
-    last_line: int  # the rollout's last line number
+    whole_lines: int  # the number of the rollout's last whole line
     session_id: str
     model: str | None
     metadata: dict[str, Any]
