@@ -237,6 +237,29 @@ def test_a_replacement_keeping_a_tool_output_without_its_call_is_a_failed_attemp
     assert (first["status"], first["failure"]) == ("failed", "orphaned_tool_result")
 
 
+def test_session_metadata_the_store_cannot_hold_is_cut_to_what_it_can_and_the_session_doubtful(
+    store: TranscriptStore, tmp_path: Path
+) -> None:
+    deep: dict[str, object] = {}
+    for _ in range(200):
+        deep = {"deeper": deep}
+    lines = edited(LOCAL, 1, lambda r: {**r, "payload": {**r["payload"], "extra": deep}})
+    (report,) = import_codex(store, LOCAL.copy(tmp_path, lines))
+    assert report.status == "doubtful"
+    assert any(
+        note.startswith("line 1: session_meta the store cannot hold") for note in report.notes
+    )
+    (session,) = store.sessions()
+    assert sorted(session["metadata"]) == [
+        "cli_version",
+        "cwd",
+        "instructions_sha256",
+        "originator",
+        "rollout",
+    ]
+    assert [m["id"] for m in store.active(LOCAL.id)] == LOCAL.final_context()
+
+
 def test_a_file_that_is_no_rollout_is_reported_unreadable_and_others_still_import(
     store: TranscriptStore, tmp_path: Path
 ) -> None:

@@ -245,3 +245,12 @@ def test_the_rollouts_are_only_read(store: TranscriptStore, tmp_path: Path) -> N
     import_codex(store, [folder])
     import_codex(store, [folder])
     assert [(p.read_bytes(), p.stat().st_mtime_ns) for p in files] == before
+
+
+def test_progress_counts_the_bytes_of_the_rollouts_read(store: TranscriptStore) -> None:
+    calls: list[tuple[int, int]] = []
+    import_codex(store, [ROLLOUTS], progress=lambda done, total: calls.append((done, total)))
+    total = sum(path.stat().st_size for path in ROLLOUTS.rglob("*.jsonl"))
+    assert calls[0] == (0, total) and calls[-1] == (total, total)
+    assert [done for done, _ in calls] == sorted(done for done, _ in calls)
+    assert len(calls) == len(ALL) + 1

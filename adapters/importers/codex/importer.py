@@ -256,14 +256,15 @@ def _write(store: TranscriptStore, plan: SessionPlan, at: _Position) -> None:
                 flush()
             continue
         flush()
-        version = _compact(store, session_id, step)
+        version = _compact(store, session_id, step, version)
     flush()
 
 
-def _compact(store: TranscriptStore, session_id: str, step: Compact | Fail) -> int:
-    """Carry out a compaction step; return the session's version after it."""
+def _compact(store: TranscriptStore, session_id: str, step: Compact | Fail, version: int) -> int:
+    """Carry out a compaction step on the session at `version` (else nothing is written);
+    return the session's version after it."""
     attempt = store.begin_compaction(session_id)
-    if [message["id"] for message in attempt.messages] != step.snapshot:
+    if attempt.version != version or [m["id"] for m in attempt.messages] != step.snapshot:
         raise _changed(session_id)
     stored = {message["id"]: message for message in attempt.messages}
     if isinstance(step, Fail):

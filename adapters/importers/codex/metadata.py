@@ -9,6 +9,8 @@ from typing import Any
 from ....domain.messages import canonical_json
 
 LIFTED = ("cwd", "cli_version", "originator", "source", "model_provider", "git")
+# What is kept of metadata the store cannot hold (values nested too deep, say).
+SAFE_METADATA = ("cwd", "cli_version", "originator", "instructions_sha256", "rollout")
 
 
 def session_metadata(meta: dict[str, Any], path: Path) -> dict[str, Any]:

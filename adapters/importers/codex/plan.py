@@ -9,9 +9,9 @@ from typing import Any
 
 from ....domain.compaction import CompactionRejected, check_tool_pairing, pairing_facts
 from ....domain.errors import InvalidMessageError
-from ....domain.messages import check_name, split_id, with_id
+from ....domain.messages import check_json, check_name, split_id, with_id
 from .items import KNOWN_TYPES, Item, to_message
-from .metadata import session_metadata
+from .metadata import SAFE_METADATA, session_metadata
 from .rollout import Line, Rollout
 from .steps import WINDOW_EXCEEDED, Append, Compact, Fail, SessionPlan, derived_id
 
@@ -22,9 +22,8 @@ class NotARollout(Exception):
 
 @dataclass
 class _Turn:
-    """A turn begun (`task_started`): where its steps start and the context before it."""
+    """A turn begun (`task_started`): its line and the context before it."""
 
-    index: int  # in the plan's steps
     line: int
     turn_id: str
     snapshot: list[str]
@@ -51,14 +50,25 @@ class _Planner:
         if not _usable_id(session_id):
             raise NotARollout(f"line {first.number}: session_meta has no usable id")
         model = payload.get("model")
+        metadata = session_metadata(payload, rollout.path)
+        doubts = list(rollout.doubts)
+        try:
+            check_json(metadata, "metadata")
+        except InvalidMessageError as error:
+            doubts.append(f"line {first.number}: session_meta the store cannot hold ({error})")
+            metadata = {
+                key: value
+                for key, value in metadata.items()
+                if key in SAFE_METADATA and isinstance(value, str)
+            }
         self.plan = SessionPlan(
             path=rollout.path,
             whole_lines=rollout.whole_lines,
             session_id=session_id,
             model=model if isinstance(model, str) else None,
-            metadata=session_metadata(payload, rollout.path),
+            metadata=metadata,
             notes=list(rollout.notes),
-            doubts=list(rollout.doubts),
+            doubts=doubts,
         )
         self.items: dict[str, Item] = {}  # every id stored -> the item it holds
         self.tool_facts: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
@@ -126,28 +136,25 @@ class _Planner:
         kind = payload.get("type")
         if kind == "task_started":
             turn_id = payload.get("turn_id")
-            self.turn = _Turn(
-                len(self.plan.steps), line.number, str(turn_id or "?"), list(self.plan.active)
-            )
+            self.turn = _Turn(line.number, str(turn_id or "?"), list(self.plan.active))
         elif kind == "token_count":
             self._token_count(payload.get("info"))
         elif kind == "task_complete":
             if _error_code(payload.get("error")) == WINDOW_EXCEEDED:
                 self._window_exceeded(line, payload["error"])
-            self.turn = None
+            self.turn, self.tokens_at_summary = None, None
 
     def _token_count(self, info: object) -> None:
         if not isinstance(info, dict):
             return
         last = (info.get("last_token_usage") or {}).get("total_tokens")
-        if type(last) is not int or last < 0:
-            return
+        total = (info.get("total_token_usage") or {}).get("total_tokens")
+        if type(last) is not int or last < 0 or total == info.get("model_context_window"):
+            return  # no count, or Codex marking the window full after an overflow
         if self.pending is not None:
             self.pending.tokens_after = last
             self.pending = None
-        total = (info.get("total_token_usage") or {}).get("total_tokens")
-        if total != info.get("model_context_window"):  # else Codex marks the window full
-            self.tokens = last
+        self.tokens = last
 
     def _window_exceeded(self, line: Line, error: dict[str, Any]) -> None:
         """A turn ended in `context_window_exceeded`. Before its turn_context, the request
@@ -156,11 +163,7 @@ class _Planner:
         import of a rollout that went on since resumes after the steps it stored)."""
         turn = self.turn
         text = error.get("message") if isinstance(error.get("message"), str) else ""
-        if (
-            turn is None
-            or turn.has_context
-            or any(isinstance(step, Compact) for step in self.plan.steps[turn.index :])
-        ):
+        if turn is None or turn.has_context:
             turn_id = turn.turn_id if turn else "?"
             self.plan.notes.append(
                 f"line {line.number}: turn {turn_id} ended in context_window_exceeded once "
@@ -190,7 +193,7 @@ class _Planner:
             self.tokens_at_summary = self.tokens  # the summary Codex asked for
         if item.get("type") not in KNOWN_TYPES:
             self.unknown_items[str(item.get("type"))] += 1
-        item_id = item.get("id")
+        item_id = _id_of(item)
         if _usable_id(item_id) and item_id not in self.items:
             message_id = item_id
         else:
@@ -265,7 +268,7 @@ class _Planner:
                     f"line {line.number}: replacement item {index} is no object: not imported"
                 )
                 continue
-            item_id = item.get("id")
+            item_id = _id_of(item)
             if item_id in active and item_id not in named and self.items[item_id] == item:
                 replacement.append(item_id)
                 named.add(item_id)
@@ -285,7 +288,8 @@ class _Planner:
             message = self._message(message_id, item, provenance, line.number)
             if message is not None:
                 replacement.append(message)
-                named.add(item_id)
+                if item_id is not None:
+                    named.add(item_id)
         return replacement
 
     def _derived_id(self, line: Line, index: int | None = None) -> str:
@@ -345,6 +349,11 @@ def _provenance(line: Line) -> dict[str, Any]:
         "metadata": record.get("metadata"),
     }
     return {key: value for key, value in found.items() if value is not None}
+
+
+def _id_of(item: Item) -> str | None:
+    item_id = item.get("id")
+    return item_id if isinstance(item_id, str) else None
 
 
 def _usable_id(value: object) -> bool:
