@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from .... import SessionNotFoundError, TranscriptStore, VersionConflictError
 from ....domain.compaction import ORPHANED_TOOL_RESULT
-from ....domain.messages import content_hash, split_id
+from ....domain.messages import content_hash
 from .plan import NotARollout, plan_rollout
 from .rollout import CodexImportError, find_rollouts, read_rollout
 from .steps import SOURCE, WINDOW_EXCEEDED, Append, Compact, Fail, SessionPlan, Step
@@ -177,11 +177,10 @@ def _divergence(plan: SessionPlan, events: list[dict[str, Any]]) -> tuple[int, s
 def _matches(event: dict[str, Any], step: Step) -> bool:
     data = event["data"]
     if isinstance(step, Append):
-        message_id, content = split_id(step.message)
         return (
             event["type"] == "MessageAppended"
-            and data["message_id"] == message_id
-            and data["content_hash"] == content_hash(content)
+            and data["message_id"] == step.message["id"]
+            and data["content_hash"] == _content_hash(step.message)
         )
     if isinstance(step, Fail) or not step.commits:
         failure = WINDOW_EXCEEDED if isinstance(step, Fail) else ORPHANED_TOOL_RESULT
@@ -190,7 +189,7 @@ def _matches(event: dict[str, Any], step: Step) -> bool:
             and data["reason"] == step.reason
             and data["failure"] == failure
         )
-    added = [(m["id"], content_hash(split_id(m)[1])) for m in step.added]
+    added = [(m["id"], _content_hash(m)) for m in step.added]
     return (
         event["type"] == "CompactionCommitted"
         and data["reason"] == step.reason
@@ -201,6 +200,11 @@ def _matches(event: dict[str, Any], step: Step) -> bool:
         # a count Codex had not written yet when the compaction was first imported
         and data["tokens_after"] in (step.tokens_after, None)
     )
+
+
+def _content_hash(message: dict[str, Any]) -> str:
+    """The content hash the store gave a message the plan checked already."""
+    return content_hash({key: value for key, value in message.items() if key != "id"})
 
 
 def _line_of(event: dict[str, Any]) -> int | None:
