@@ -38,12 +38,13 @@ def test_import_codex_prints_a_row_per_rollout_then_its_notes_and_a_summary(
     lines = [line.rstrip() for line in result.stdout.splitlines()]
     assert lines[0].strip() == "Codex import"
     assert lines[2].split() == ["session", "status", "messages", "active", "compactions"]
-    assert lines[4:8] == expected_rows(durable_url)
+    count = len(SESSIONS)
+    assert lines[4 : 4 + count] == expected_rows(durable_url)
     overflow = scenario("overflow").id
-    assert lines[9].startswith(f"{overflow[:12]}…: line 21: turn ")
-    assert lines[-1] == "4 rollouts: 4 imported, 0 unchanged."
+    assert lines[5 + count].startswith(f"{overflow[:12]}…: line 21: turn ")
+    assert lines[-1] == f"{count} rollouts: {count} imported, 0 unchanged."
     again = run_cli(durable_url, "import", "codex", str(ROLLOUTS))
-    assert again.stdout.splitlines()[-1] == "4 rollouts: 0 imported, 4 unchanged."
+    assert again.stdout.splitlines()[-1] == f"{count} rollouts: 0 imported, {count} unchanged."
 
 
 def test_a_dry_run_says_so_and_stores_nothing(run: Run) -> None:
@@ -51,7 +52,8 @@ def test_a_dry_run_says_so_and_stores_nothing(run: Run) -> None:
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0].strip() == "Codex import (dry run: nothing written)"
     assert result.stdout.splitlines()[-1] == (
-        "4 rollouts: 4 imported, 0 unchanged (dry run: nothing was written)."
+        f"{len(SESSIONS)} rollouts: {len(SESSIONS)} imported, 0 unchanged "
+        "(dry run: nothing was written)."
     )
     assert json.loads(run("sessions", "--json").stdout) == []
 

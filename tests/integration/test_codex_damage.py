@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support.codex import Session, scenario
+from support.codex import Session, copy_all, scenario
 from transcripts import TranscriptStore
 from transcripts.adapters.importers.codex import CodexImportError, import_codex
 
@@ -305,3 +305,29 @@ def test_without_paths_or_codex_home_the_folder_in_home_is_read(
     folder.mkdir(parents=True)
     LOCAL.copy(folder)
     assert [r.session_id for r in import_codex(store)] == [LOCAL.id]
+
+
+def test_a_fork_whose_parent_rollout_is_not_found_is_unreadable_and_nothing_is_stored(
+    store: TranscriptStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "no-codex-here"))
+    fork = scenario("fork")
+    (report,) = import_codex(store, fork.copy(tmp_path))
+    assert (report.session_id, report.status) == (fork.id, "unreadable")
+    assert report.notes == [
+        f"forked from session {fork.truth['forked_from']} (its lines before ordinal 77), whose "
+        "rollout is not under the paths given nor in the Codex sessions folder: not imported "
+        "(import it with that rollout)"
+    ]
+    assert store.sessions() == []
+
+
+def test_a_fork_given_alone_finds_its_parent_in_the_sessions_folder_around_it(
+    store: TranscriptStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "no-codex-here"))
+    sessions = copy_all(tmp_path)
+    fork = scenario("fork")
+    (report,) = import_codex(store, next(sessions.rglob(fork.path.name)))
+    assert report.status == "imported"
+    assert [m["id"] for m in store.active(fork.id)] == fork.final_context()

@@ -119,7 +119,7 @@ def test_a_remote_compaction_adds_the_opaque_compaction_item_verbatim(
 def test_compaction_token_counts_come_from_the_nearest_token_counts_codex_wrote(
     imported: TranscriptStore,
 ) -> None:
-    for session in ALL:
+    for session in [s for s in ALL if s.parent is None]:  # a fork's: its parent's (below)
         records = session.records()
         committed = [e for e in imported.compactions(session.id) if e["status"] == "committed"]
         requests = session.requests
@@ -186,7 +186,7 @@ def test_tool_calls_and_their_outputs_are_linked_by_call_id(
             assert message["role"] == item["role"]
         else:
             assert message["role"] == "assistant"  # reasoning, compaction
-    assert calls == outputs == (2 if session.truth["scenario"] == "local" else 0)
+    assert calls == outputs == (2 if session.truth["scenario"] in ("local", "fork") else 0)
 
 
 def test_a_session_is_started_with_codex_s_metadata_and_only_a_digest_of_its_instructions(
@@ -203,7 +203,8 @@ def test_a_session_is_started_with_codex_s_metadata_and_only_a_digest_of_its_ins
         )
         assert metadata["cli_version"] == VERSION
         assert metadata["originator"] == "codex_exec"
-        assert metadata["cwd"].endswith(f"runs/{session.truth['scenario']}/work")
+        place = SESSIONS.get(session.truth["forked_from"], session.truth)["scenario"]
+        assert metadata["cwd"].endswith(f"runs/{place}/work")
         assert metadata["git"]["repository_url"] == "https://example.com/demo.git"
         assert metadata["git"]["branch"] == "main"
         assert metadata["instructions_sha256"] == hashlib.sha256(instructions.encode()).hexdigest()
@@ -254,3 +255,24 @@ def test_progress_counts_the_bytes_of_the_rollouts_read(store: TranscriptStore) 
     assert calls[0] == (0, total) and calls[-1] == (total, total)
     assert [done for done, _ in calls] == sorted(done for done, _ in calls)
     assert len(calls) == len(ALL) + 1
+
+
+def test_a_fork_is_a_child_session_that_starts_from_its_parent_s_lines_before_the_fork(
+    imported: TranscriptStore,
+) -> None:
+    fork, local = scenario("fork"), scenario("local")
+    (summary,) = [s for s in imported.sessions() if s["id"] == fork.id]
+    assert summary["parent_id"] == local.id
+    history = imported.history(fork.id)
+    inherited = [e["id"] for e in history if e["message"]["codex"].get("session") == local.id]
+    assert inherited == [e["id"] for e in imported.history(local.id)]
+    assert [
+        (e["reason"], e["tokens_before"], e["tokens_after"]) for e in imported.compactions(fork.id)
+    ] == [
+        (
+            e["reason"].replace("(rollout line", f"(rollout of session {local.id}, line"),
+            e["tokens_before"],
+            e["tokens_after"],
+        )
+        for e in imported.compactions(local.id)
+    ]

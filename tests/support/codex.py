@@ -52,12 +52,22 @@ class Session:
         return target
 
     @property
+    def parent(self) -> Session | None:
+        """The session it forked from (the fixture forks at the end of it)."""
+        parent = self.truth["forked_from"]
+        return Session(parent, SESSIONS[parent]) if parent else None
+
+    @property
     def requests(self) -> list[dict[str, Any]]:
-        return self.truth["requests"]
+        """What Codex sent in this session: a fork's begins with its parent's."""
+        inherited = self.parent.requests if self.parent else []
+        return inherited + self.truth["requests"]
 
     @property
     def compactions(self) -> list[dict[str, Any]]:
-        return self.truth["compactions"]
+        """What Codex attempted in this session: a fork's begins with its parent's."""
+        inherited = self.parent.compactions if self.parent else []
+        return inherited + self.truth["compactions"]
 
     def answered(self) -> list[dict[str, Any]]:
         """The requests the fake answered (HTTP 200), in order."""

@@ -18,8 +18,9 @@ from typing import Any, Literal
 from .... import SessionNotFoundError, TranscriptStore, VersionConflictError
 from ....domain.compaction import ORPHANED_TOOL_RESULT
 from ....domain.messages import content_hash
+from .forks import MissingBase, Rollouts
 from .plan import NotARollout, plan_rollout
-from .rollout import CodexImportError, find_rollouts, read_rollout
+from .rollout import CodexImportError, base_folders, default_folder, find_rollouts, read_rollout
 from .steps import SOURCE, WINDOW_EXCEEDED, Append, Compact, Fail, SessionPlan, Step
 
 Status = Literal["imported", "unchanged", "diverged", "doubtful", "unreadable"]
@@ -68,26 +69,33 @@ def import_codex(
     if isinstance(paths, (str, Path)):
         paths = [paths]
     files = find_rollouts(paths)
+    rollouts = Rollouts([*base_folders(paths, files), default_folder()])
     sizes = [_size(path) for path in files]
     done = 0
     if progress:
         progress(0, sum(sizes))
     reports: list[SessionReport] = []
     for path, size in zip(files, sizes, strict=True):
-        reports.append(_import_file(store, path, dry_run))
+        reports.append(_import_file(store, path, rollouts, dry_run))
         done += size
         if progress:
             progress(done, sum(sizes))
     return reports
 
 
-def _import_file(store: TranscriptStore, path: Path, dry_run: bool) -> SessionReport:
+def _import_file(
+    store: TranscriptStore, path: Path, rollouts: Rollouts, dry_run: bool
+) -> SessionReport:
     try:
-        plan = plan_rollout(read_rollout(path))
+        rollout = read_rollout(path)
+        plan = plan_rollout(rollout, rollouts.bases(rollout))
     except OSError as error:
         return SessionReport(str(path), None, "unreadable", notes=[f"cannot read: {error}"])
     except NotARollout as error:
         return SessionReport(str(path), None, "unreadable", notes=[str(error)])
+    except MissingBase as error:
+        session_id = plan_rollout(rollout).session_id
+        return SessionReport(str(path), session_id, "unreadable", notes=[str(error)])
     position = _position(store, plan)
     if not dry_run and position.report.status in ("imported", "doubtful"):
         _write(store, plan, position)
@@ -151,10 +159,11 @@ def _started_notes(plan: SessionPlan, started: dict[str, Any]) -> list[str]:
 def _divergence(plan: SessionPlan, events: list[dict[str, Any]]) -> tuple[int, str] | None:
     """(the first line of the file that disagrees with the store, what disagrees), if any."""
     started = events[0]["data"]
-    if started["source"] != SOURCE:
+    if (started["source"], started["parent_id"]) != (SOURCE, plan.parent_id):
         return 1, (
             f"the store holds session {plan.session_id!r} from source "
-            f"{started['source']!r}, not an import of this rollout; nothing was written"
+            f"{started['source']!r} with parent {started['parent_id']!r}, not an import of "
+            "this rollout; nothing was written"
         )
     stored = events[1:]
     for event, step in zip(stored, plan.steps, strict=False):
@@ -212,8 +221,11 @@ def _line_of(event: dict[str, Any]) -> int | None:
     data = event["data"]
     if event["type"] == "MessageAppended":
         codex = data["message"].get(SOURCE)
-        line = codex.get("line") if isinstance(codex, dict) else None
-        return line if type(line) is int else None
+        if not isinstance(codex, dict):
+            return None
+        if "session" in codex:  # a line of the session it forked from, named by line 1
+            return 1
+        return codex.get("line") if type(codex.get("line")) is int else None
     found = _REASON_LINE.search(str(data.get("reason", "")))
     return int(found.group(1)) if found else None
 
@@ -239,7 +251,13 @@ def _planned(step: Step) -> str:
 def _write(store: TranscriptStore, plan: SessionPlan, at: _Position) -> None:
     session_id = plan.session_id
     if not at.exists:
-        store.start(session_id, source=SOURCE, model=plan.model, metadata=plan.metadata)
+        store.start(
+            session_id,
+            source=SOURCE,
+            model=plan.model,
+            parent_id=plan.parent_id,
+            metadata=plan.metadata,
+        )
     version = store.version(session_id)
     batch: list[dict[str, Any]] = []
 

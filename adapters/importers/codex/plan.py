@@ -4,12 +4,15 @@ what becomes what). Pure: reads a `Rollout`, writes nothing."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ....domain.compaction import CompactionRejected, check_tool_pairing, pairing_facts
 from ....domain.errors import InvalidMessageError
-from ....domain.messages import check_json, check_name, split_id, with_id
+from ....domain.messages import check_json, split_id, with_id
+from .fields import counted, error_code, id_of, numbers, usable_id
+from .forks import Base, fork_point
 from .items import KNOWN_TYPES, Item, to_message
 from .metadata import SAFE_METADATA, session_metadata
 from .rollout import Line, Rollout
@@ -30,9 +33,18 @@ class _Turn:
     has_context: bool = False  # Codex wrote its turn_context: its requests began
 
 
-def plan_rollout(rollout: Rollout) -> SessionPlan:
-    """The session a rollout holds, as steps; raise NotARollout for any other file."""
+def plan_rollout(rollout: Rollout, bases: Sequence[Base] = ()) -> SessionPlan:
+    """The session a rollout holds, as steps, starting from the lines of the sessions it
+    forked from (`bases`, see `forks`); raise NotARollout for any other file."""
     planner = _Planner(rollout)
+    for base in bases:
+        planner.origin = base.session_id
+        planner.plan.notes += [
+            f"in the rollout of session {base.session_id}: {note}" for note in base.notes
+        ]
+        for line in base.lines:
+            planner.read(line)
+    planner.origin = None
     for line in rollout.lines[1:]:
         planner.read(line)
     return planner.finish()
@@ -47,7 +59,7 @@ class _Planner:
         if first.type != "session_meta" or not isinstance(payload, dict):
             raise NotARollout(f"not a Codex rollout: line {first.number} is no session_meta record")
         session_id = payload.get("id")
-        if not _usable_id(session_id):
+        if not usable_id(session_id):
             raise NotARollout(f"line {first.number}: session_meta has no usable id")
         model = payload.get("model")
         metadata = session_metadata(payload, rollout.path)
@@ -61,8 +73,10 @@ class _Planner:
                 for key, value in metadata.items()
                 if key in SAFE_METADATA and isinstance(value, str)
             }
+        point = fork_point(payload)
         self.plan = SessionPlan(
             path=rollout.path,
+            parent_id=point[0] if point and usable_id(point[0]) else None,
             whole_lines=rollout.whole_lines,
             session_id=session_id,
             model=model if isinstance(model, str) else None,
@@ -79,6 +93,7 @@ class _Planner:
         self.repeated: list[int] = []  # lines of items whose id was stored already
         self.unknown_items: Counter[str] = Counter()
         self.unknown_lines: Counter[str] = Counter()
+        self.origin: str | None = None  # the session whose rollout the lines read come from
 
     @property
     def session_id(self) -> str:
@@ -102,16 +117,16 @@ class _Planner:
         if self.repeated:
             notes.append(
                 f"{len(self.repeated)} items repeat the id of an item stored before (lines "
-                f"{_numbers(self.repeated)}): each stored again under an id of its own, as "
+                f"{numbers(self.repeated)}): each stored again under an id of its own, as "
                 "Codex's context holds it again"
             )
         if self.unknown_items:
             notes.append(
                 f"items of types without a role of their own, stored as assistant "
-                f"messages: {_counted(self.unknown_items)}"
+                f"messages: {counted(self.unknown_items)}"
             )
         if self.unknown_lines:
-            notes.append(f"line types not read: {_counted(self.unknown_lines)}")
+            notes.append(f"line types not read: {counted(self.unknown_lines)}")
         return self.plan
 
     # -- lines ---------------------------------------------------------------------------------
@@ -120,7 +135,7 @@ class _Planner:
         payload = line.payload if isinstance(line.payload, dict) else {}
         if payload.get("id") != self.session_id:
             self.plan.doubts.append(
-                f"line {line.number}: a session_meta of another session "
+                f"{self._at(line.number)}: a session_meta of another session "
                 f"({payload.get('id')!r}): ignored"
             )
 
@@ -140,7 +155,7 @@ class _Planner:
         elif kind == "token_count":
             self._token_count(payload.get("info"))
         elif kind == "task_complete":
-            if _error_code(payload.get("error")) == WINDOW_EXCEEDED:
+            if error_code(payload.get("error")) == WINDOW_EXCEEDED:
                 self._window_exceeded(line, payload["error"])
             self.turn, self.tokens_at_summary = None, None
 
@@ -166,7 +181,7 @@ class _Planner:
         if turn is None or turn.has_context:
             turn_id = turn.turn_id if turn else "?"
             self.plan.notes.append(
-                f"line {line.number}: turn {turn_id} ended in context_window_exceeded once "
+                f"{self._at(line.number)}: turn {turn_id} ended in context_window_exceeded once "
                 "its model requests began: a request overflowed or a compaction during the "
                 "turn failed, and the rollout does not say which; no attempt is recorded"
             )
@@ -177,32 +192,34 @@ class _Planner:
             "records neither the attempts nor their number)"
         )
         reason = (
-            f"Codex compaction before turn {turn.turn_id} (rollout lines {turn.line}–{line.number})"
+            f"Codex compaction before turn {turn.turn_id} "
+            f"({self._rollout_at(f'lines {turn.line}–{line.number}')})"
         )
         snapshot = list(self.plan.active)
-        self.plan.steps.append(Fail(line.number, reason, snapshot, turn.snapshot, error_text))
+        step_line = self._step_line(line.number)
+        self.plan.steps.append(Fail(step_line, reason, snapshot, turn.snapshot, error_text))
 
     def _response_item(self, line: Line) -> None:
         item = line.payload
         if not isinstance(item, dict):
             self.plan.doubts.append(
-                f"line {line.number}: a response_item that is no object: not imported"
+                f"{self._at(line.number)}: a response_item that is no object: not imported"
             )
             return
         if (line.record.get("metadata") or {}).get("compaction_output") is True:
             self.tokens_at_summary = self.tokens  # the summary Codex asked for
         if item.get("type") not in KNOWN_TYPES:
             self.unknown_items[str(item.get("type"))] += 1
-        item_id = _id_of(item)
-        if _usable_id(item_id) and item_id not in self.items:
+        item_id = id_of(item)
+        if usable_id(item_id) and item_id not in self.items:
             message_id = item_id
         else:
             message_id = self._derived_id(line)
             if item_id in self.items:
                 self.repeated.append(line.number)
-        message = self._message(message_id, item, _provenance(line), line.number)
+        message = self._message(message_id, item, self._provenance(line), line.number)
         if message is not None:
-            self.plan.steps.append(Append(line.number, message))
+            self.plan.steps.append(Append(self._step_line(line.number), message))
             self.plan.active.append(message_id)
 
     def _compacted(self, line: Line) -> None:
@@ -212,7 +229,7 @@ class _Planner:
         metadata = metadata if isinstance(metadata, list) else []
         if not isinstance(history, list):
             self.plan.doubts.append(
-                f"line {line.number}: a compaction without replacement_history (an older "
+                f"{self._at(line.number)}: a compaction without replacement_history (an older "
                 "Codex): its summary replaces the whole context; the recent user messages "
                 "Codex kept with it are not named by the line"
             )
@@ -231,8 +248,9 @@ class _Planner:
         )
         before = self.tokens if self.tokens_at_summary is None else self.tokens_at_summary
         step = Compact(
-            line.number,
-            f"Codex {'remote' if remote else 'local'} compaction (rollout line {line.number})",
+            self._step_line(line.number),
+            f"Codex {'remote' if remote else 'local'} compaction "
+            f"({self._rollout_at(f'line {line.number}')})",
             snapshot,
             replacement,
             commits=self._pairs(replacement),
@@ -247,7 +265,7 @@ class _Planner:
                 del self.items[new["id"]]
                 self.tool_facts.pop(new["id"], None)
             self.plan.doubts.append(
-                f"line {line.number}: Codex kept a tool output without the call it answers, "
+                f"{self._at(line.number)}: Codex kept a tool output without the call it answers, "
                 "a context the store refuses: recorded as a failed attempt "
                 "(orphaned_tool_result); the context stays as it was"
             )
@@ -265,24 +283,24 @@ class _Planner:
         for index, item in enumerate(history):
             if not isinstance(item, dict):
                 self.plan.doubts.append(
-                    f"line {line.number}: replacement item {index} is no object: not imported"
+                    f"{self._at(line.number)}: replacement item {index} is no object: not imported"
                 )
                 continue
-            item_id = _id_of(item)
+            item_id = id_of(item)
             if item_id in active and item_id not in named and self.items[item_id] == item:
                 replacement.append(item_id)
                 named.add(item_id)
                 continue
             message_id = item_id
-            if not _usable_id(item_id) or item_id in self.items:
+            if not usable_id(item_id) or item_id in self.items:
                 message_id = self._derived_id(line, index)
                 if item_id in self.items:
                     self.plan.notes.append(
-                        f"line {line.number}: replacement item {index} has the id of a stored "
+                        f"{self._at(line.number)}: replacement item {index} has the id of a stored "
                         f"message ({item_id}) but {self._unlike(item_id, item, named)}: "
                         f"stored as a new message, {message_id}"
                     )
-            provenance = {"line": line.number, "replacement_index": index}
+            provenance = self._origin({"line": line.number, "replacement_index": index})
             if index < len(metadata) and metadata[index] is not None:
                 provenance["metadata"] = metadata[index]
             message = self._message(message_id, item, provenance, line.number)
@@ -292,12 +310,41 @@ class _Planner:
                     named.add(item_id)
         return replacement
 
+    def _at(self, number: int) -> str:
+        """Where a line is, in the words of a note."""
+        return f"line {number}" if self.origin is None else self._rollout_at(f"line {number}")
+
+    def _rollout_at(self, lines: str) -> str:
+        """Where lines are, in the words of a reason: `rollout line N` in this rollout."""
+        if self.origin is None:
+            return f"rollout {lines}"
+        return f"rollout of session {self.origin}, {lines}"
+
+    def _step_line(self, number: int) -> int:
+        """The line of this rollout a step comes from: line 1 names the fork's base."""
+        return number if self.origin is None else 1
+
+    def _provenance(self, line: Line) -> dict[str, Any]:
+        record = line.record
+        found = {
+            "line": line.number,
+            "timestamp": record.get("timestamp"),
+            "ordinal": record.get("ordinal"),
+            "metadata": record.get("metadata"),
+        }
+        return self._origin({key: value for key, value in found.items() if value is not None})
+
+    def _origin(self, provenance: dict[str, Any]) -> dict[str, Any]:
+        """Provenance of a line another session's rollout holds names that session."""
+        return provenance if self.origin is None else {**provenance, "session": self.origin}
+
     def _derived_id(self, line: Line, index: int | None = None) -> str:
         """An id for an item from its line: by Codex's ordinal, else (no ordinal, or one a
         changed file repeats) by the line's number."""
-        message_id = derived_id(self.session_id, line.key, index)
+        session_id = self.origin or self.session_id
+        message_id = derived_id(session_id, line.key, index)
         if message_id in self.items:
-            message_id = derived_id(self.session_id, f"line{line.number}", index)
+            message_id = derived_id(session_id, f"line{line.number}", index)
         return message_id
 
     def _unlike(self, item_id: str, item: Item, named: set[str]) -> str:
@@ -315,7 +362,7 @@ class _Planner:
             split_id(message)
         except InvalidMessageError as error:
             self.plan.doubts.append(
-                f"line {number}: an item the store cannot hold ({error}): not imported"
+                f"{self._at(number)}: an item the store cannot hold ({error}): not imported"
             )
             return None
         self.items[message_id] = item
@@ -338,48 +385,3 @@ class _Planner:
         except CompactionRejected:
             return False
         return True
-
-
-def _provenance(line: Line) -> dict[str, Any]:
-    record = line.record
-    found = {
-        "line": line.number,
-        "timestamp": record.get("timestamp"),
-        "ordinal": record.get("ordinal"),
-        "metadata": record.get("metadata"),
-    }
-    return {key: value for key, value in found.items() if value is not None}
-
-
-def _id_of(item: Item) -> str | None:
-    item_id = item.get("id")
-    return item_id if isinstance(item_id, str) else None
-
-
-def _usable_id(value: object) -> bool:
-    if not isinstance(value, str) or not value:
-        return False
-    try:
-        check_name(value, "id")
-    except InvalidMessageError:
-        return False
-    return True
-
-
-def _error_code(error: object) -> object:
-    """A turn error's `codex_error_info`: a code, or an object keyed by its code."""
-    if not isinstance(error, dict):
-        return None
-    info = error.get("codex_error_info")
-    if isinstance(info, dict) and len(info) == 1:
-        return next(iter(info))
-    return info
-
-
-def _numbers(lines: list[int]) -> str:
-    shown = ", ".join(map(str, lines[:10]))
-    return shown + (f" and {len(lines) - 10} more" if len(lines) > 10 else "")
-
-
-def _counted(counter: Counter[str]) -> str:
-    return ", ".join(f"{name} ({count})" for name, count in counter.most_common())

@@ -82,6 +82,16 @@ def find_rollouts(paths: Iterable[str | Path]) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
+def base_folders(paths: Iterable[str | Path], files: Iterable[Path]) -> list[Path]:
+    """Where the sessions forks start from are looked for: the folders given, and the
+    `sessions` folder (else the folder) of each file."""
+    folders = [Path(path).expanduser() for path in paths]
+    for file in files:
+        sessions = [folder for folder in file.parents if folder.name == "sessions"]
+        folders.append(sessions[0] if sessions else file.parent)
+    return [folder for folder in folders if folder.is_dir()]
+
+
 def read_rollout(path: Path) -> Rollout:
     """Read a rollout's lines; raise OSError if it cannot be read.
 

@@ -1,5 +1,6 @@
 """What importing one rollout does, step by step: the values `plan` makes and `importer`
-carries out, in order. Every step names the rollout line it comes from."""
+carries out, in order. Every step names the rollout line it comes from (line 1, which names
+the base, for the steps of a fork's base)."""
 
 from __future__ import annotations
 
@@ -65,6 +66,7 @@ class SessionPlan:
     path: Path
     whole_lines: int  # the number of the rollout's last whole line
     session_id: str
+    parent_id: str | None  # the session it forked from
     model: str | None
     metadata: dict[str, Any]
     steps: list[Step] = field(default_factory=list)

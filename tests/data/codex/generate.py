@@ -19,7 +19,9 @@ no model, no network. Each scenario is one Codex session (see `SCENARIOS`):
 - `remote`: the built-in provider with `openai_base_url`: a remote compaction (a request
   ending with a `compaction_trigger`, answered with one opaque `compaction` item);
 - `overflow`: a custom provider; a turn request itself answered with HTTP 400 (no compaction
-  asked for), then a turn that goes on.
+  asked for), then a turn that goes on;
+- `fork`: `codex exec fork` of the `local` session once it ended (its rollout holds only its
+  own lines and names the session and ordinal it forked from), then a resumed turn.
 
 The truth is what each request carried (its input: the active context Codex sent, led by its
 base instructions) and what the fake answered, recorded by the server as the requests came.
@@ -62,8 +64,18 @@ class Turn:
     compaction: str = "summary"
 
 
-def scenarios(api: FakeResponses) -> dict[str, tuple[str, str, list[Turn]]]:
-    """name -> (description, provider, turns); each turn is one `codex exec [resume]`."""
+@dataclass
+class Scenario:
+    """One Codex session: its turns, each one `codex exec [resume]` (or `codex exec fork` of
+    the `fork_of` scenario's session, in its CODEX_HOME, for the first)."""
+
+    description: str
+    provider: str  # "custom" or "builtin"
+    turns: list[Turn]
+    fork_of: str | None = None
+
+
+def scenarios(api: FakeResponses) -> dict[str, Scenario]:
 
     def say(text: str, tokens: int = 100) -> Reply:
         return Reply([message("assistant", text, api.next_id("msg"))], input_tokens=tokens)
@@ -87,7 +99,7 @@ def scenarios(api: FakeResponses) -> dict[str, tuple[str, str, list[Turn]]]:
         return Reply([reasoning, call], input_tokens=tokens)
 
     return {
-        "local": (
+        "local": Scenario(
             "custom provider: a tool call, a local compaction before a turn, one mid-turn",
             "custom",
             [
@@ -97,7 +109,7 @@ def scenarios(api: FakeResponses) -> dict[str, tuple[str, str, list[Turn]]]:
                 Turn("Count its lines.", [shell("wc -l notes.txt", OVER), say("One line.")]),
             ],
         ),
-        "failed": (
+        "failed": Scenario(
             "custom provider: a compaction failing with context_length_exceeded, then one "
             "that commits",
             "custom",
@@ -107,7 +119,7 @@ def scenarios(api: FakeResponses) -> dict[str, tuple[str, str, list[Turn]]]:
                 Turn("Try again.", [say("Here is more.")]),
             ],
         ),
-        "remote": (
+        "remote": Scenario(
             "built-in provider (openai_base_url): a remote compaction",
             "builtin",
             [
@@ -116,7 +128,7 @@ def scenarios(api: FakeResponses) -> dict[str, tuple[str, str, list[Turn]]]:
                 Turn("Third question.", [say("Third answer.")]),
             ],
         ),
-        "overflow": (
+        "overflow": Scenario(
             "custom provider: a turn request answered context_length_exceeded (no compaction)",
             "custom",
             [
@@ -124,6 +136,15 @@ def scenarios(api: FakeResponses) -> dict[str, tuple[str, str, list[Turn]]]:
                 Turn("Overflow now.", [Reply(overflow=True)]),
                 Turn("And now?", [say("Going on.")]),
             ],
+        ),
+        "fork": Scenario(
+            "custom provider: `codex exec fork` of the local session, after its compactions",
+            "custom",
+            [
+                Turn("Fork: what was in the notes?", [say("The milk.")]),
+                Turn("And in this fork only?", [say("Only this.")]),
+            ],
+            fork_of="local",
         ),
     }
 
@@ -140,12 +161,15 @@ def main() -> None:
     out = args.out / args.version
     shutil.rmtree(out, ignore_errors=True)
     truth: dict[str, Any] = {"codex_version": args.version, "sessions": {}}
+    sessions: dict[str, str] = {}  # scenario -> its session id
     with FakeResponses() as api:
-        for name, (description, provider, turns) in scenarios(api).items():
+        for name, scenario in scenarios(api).items():
             api.requests.clear()
-            home = runs / name / "home"
-            rollout = run_session(codex, api, home, runs / name / "work", provider, turns)
-            session = session_truth(name, description, provider, turns, rollout, api.requests)
+            place = runs / (scenario.fork_of or name)
+            parent = sessions.get(scenario.fork_of or "")
+            rollout = run_session(codex, api, place, scenario, parent)
+            session = session_truth(name, scenario, rollout, api.requests)
+            sessions[name] = session["id"]
             truth["sessions"][session["id"]] = session
             target = out / session["rollout"]
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -178,18 +202,22 @@ def install(folder: Path, version: str) -> Path:
 
 
 def run_session(
-    codex: Path, api: FakeResponses, home: Path, work: Path, provider: str, turns: list[Turn]
+    codex: Path, api: FakeResponses, place: Path, scenario: Scenario, parent: str | None
 ) -> Path:
-    """Run the turns as one Codex session; return its rollout."""
-    home.mkdir(parents=True)
-    work.mkdir(parents=True)
-    (work / "notes.txt").write_text("remember the milk\n")
-    git = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com"]
-    run([*git, "init", "-q", "-b", "main"], work)
-    run([*git, "remote", "add", "origin", "https://example.com/demo.git"], work)
-    run([*git, "add", "."], work)
-    run([*git, "commit", "-q", "-m", "notes"], work)
-    (home / "config.toml").write_text(config(provider, api.url))
+    """Run a scenario's turns as one Codex session (a fork of `parent`, a session run in
+    `place` before); return its rollout."""
+    home, work = place / "home", place / "work"
+    if parent is None:
+        home.mkdir(parents=True)
+        work.mkdir(parents=True)
+        (work / "notes.txt").write_text("remember the milk\n")
+        git = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com"]
+        run([*git, "init", "-q", "-b", "main"], work)
+        run([*git, "remote", "add", "origin", "https://example.com/demo.git"], work)
+        run([*git, "add", "."], work)
+        run([*git, "commit", "-q", "-m", "notes"], work)
+        (home / "config.toml").write_text(config(scenario.provider, api.url))
+    before = set((home / "sessions").rglob("rollout-*.jsonl"))
     env = {
         "PATH": os.environ["PATH"],
         "HOME": str(home.parent),
@@ -199,10 +227,13 @@ def run_session(
         "RUST_LOG": "error",
     }
     session_id = None
-    for api.turn, turn in enumerate(turns):
+    for api.turn, turn in enumerate(scenario.turns):
         api.replies.extend(turn.replies)
         api.compaction = turn.compaction
-        resume = [] if session_id is None else ["resume", session_id]
+        if session_id is not None:
+            resume = ["resume", session_id]
+        else:
+            resume = [] if parent is None else ["fork", parent]
         command = [
             str(codex),
             "exec",
@@ -217,7 +248,7 @@ def run_session(
                 f"{turn.prompt!r}: {len(api.replies)} scripted replies not asked for, "
                 f"{api.unexpected} requests with no reply scripted"
             )
-        (rollout,) = (home / "sessions").rglob("rollout-*.jsonl")
+        (rollout,) = set((home / "sessions").rglob("rollout-*.jsonl")) - before
         session_id = json.loads(rollout.read_text().splitlines()[0])["payload"]["id"]
     return rollout
 
@@ -236,21 +267,17 @@ def config(provider: str, url: str) -> str:
 
 
 def session_truth(
-    name: str,
-    description: str,
-    provider: str,
-    turns: list[Turn],
-    rollout: Path,
-    requests: list[Request],
+    name: str, scenario: Scenario, rollout: Path, requests: list[Request]
 ) -> dict[str, Any]:
     meta = json.loads(rollout.read_text().splitlines()[0])["payload"]
     return {
         "id": meta["id"],
         "scenario": name,
-        "description": description,
-        "provider": provider,
+        "description": scenario.description,
+        "provider": scenario.provider,
+        "forked_from": meta.get("forked_from_id"),
         "rollout": str(rollout.relative_to(rollout.parents[4])),
-        "prompts": [turn.prompt for turn in turns],
+        "prompts": [turn.prompt for turn in scenario.turns],
         "requests": [vars(request) for request in requests],
         "compactions": compactions(requests),
     }
