@@ -331,3 +331,24 @@ def test_a_fork_given_alone_finds_its_parent_in_the_sessions_folder_around_it(
     (report,) = import_codex(store, next(sessions.rglob(fork.path.name)))
     assert report.status == "imported"
     assert [m["id"] for m in store.active(fork.id)] == fork.final_context()
+
+
+def test_a_fork_that_forks_from_itself_is_unreadable(
+    store: TranscriptStore, tmp_path: Path
+) -> None:
+    lines = edited(
+        LOCAL,
+        1,
+        lambda r: {
+            **r,
+            "payload": {
+                **r["payload"],
+                "history_base": {"thread_id": LOCAL.id, "end_ordinal_exclusive": 5},
+            },
+        },
+    )
+    (report,) = import_codex(store, LOCAL.copy(tmp_path, lines))
+    assert (report.status, report.notes) == (
+        "unreadable",
+        [f"forked from session {LOCAL.id}, which forks from it in turn: not imported"],
+    )

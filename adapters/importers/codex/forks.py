@@ -14,11 +14,15 @@ from typing import Any
 from .rollout import ROLLOUT_GLOB, Line, Rollout, read_rollout
 
 _NAME = re.compile(r"^rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-(.+)\.jsonl$")
-_MAX_DEPTH = 64  # forks of forks followed; a longer chain is refused as a cycle would be
 
 
 class MissingBase(Exception):
-    """A fork whose base cannot be read: the rollout it forked from is not found."""
+    """A fork whose base cannot be read: the rollout it forked from is not found, or forks
+    from it again."""
+
+    def __init__(self, session_id: str | None, text: str) -> None:
+        super().__init__(text)
+        self.session_id = session_id  # the fork's
 
 
 @dataclass(frozen=True)
@@ -65,15 +69,23 @@ class Rollouts:
         that is no fork. Raise MissingBase if a rollout in the chain is not found."""
         chain: list[Base] = []
         meta = rollout.lines[0].payload if rollout.lines else {}
+        fork = meta.get("id") if isinstance(meta, dict) else None
+        seen = {fork}
         while isinstance(meta, dict) and (point := fork_point(meta)) is not None:
             parent, end = point
             path = self.find(parent)
-            if path is None or len(chain) == _MAX_DEPTH:
+            if parent in seen:
                 raise MissingBase(
+                    fork, f"forked from session {parent}, which forks from it in turn: not imported"
+                )
+            if path is None:
+                raise MissingBase(
+                    fork,
                     f"forked from session {parent} (its lines before ordinal {end}), whose "
                     "rollout is not under the paths given nor in the Codex sessions folder: "
-                    "not imported (import it with that rollout)"
+                    "not imported (import it with that rollout)",
                 )
+            seen.add(parent)
             read = read_rollout(path)
             lines = [line for line in read.lines[1:] if _ordinal(line) < end]
             chain.insert(0, Base(parent, path, lines, [*read.notes, *read.doubts]))

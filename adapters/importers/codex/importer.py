@@ -94,7 +94,7 @@ def _import_file(
     except NotARollout as error:
         return SessionReport(str(path), None, "unreadable", notes=[str(error)])
     except MissingBase as error:
-        session_id = plan_rollout(rollout).session_id
+        session_id = error.session_id if isinstance(error.session_id, str) else None
         return SessionReport(str(path), session_id, "unreadable", notes=[str(error)])
     position = _position(store, plan)
     if not dry_run and position.report.status in ("imported", "doubtful"):

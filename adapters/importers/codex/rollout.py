@@ -47,7 +47,6 @@ class Rollout:
 
     path: Path
     lines: list[Line] = field(default_factory=list)
-    size: int = 0  # bytes
     whole_lines: int = 0  # the number of its last whole line
     notes: list[str] = field(default_factory=list)
     doubts: list[str] = field(default_factory=list)  # lines that could not be read
@@ -102,7 +101,6 @@ def read_rollout(path: Path) -> Rollout:
     rollout = Rollout(path)
     with path.open("rb") as file:
         for number, raw in enumerate(file, 1):
-            rollout.size += len(raw)
             if raw.endswith(b"\n"):
                 rollout.whole_lines = number
             if not raw.strip():

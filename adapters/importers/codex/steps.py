@@ -35,10 +35,6 @@ class Compact:
     tokens_after: int | None = None  # the first token count after it, once read
 
     @property
-    def kept(self) -> list[str]:
-        return [item for item in self.replacement if isinstance(item, str)]
-
-    @property
     def added(self) -> list[dict[str, Any]]:
         return [item for item in self.replacement if not isinstance(item, str)]
 
