@@ -77,6 +77,18 @@ def test_the_crashed_rollout_once_codex_went_on_resumes_and_equals_a_fresh_impor
         assert store.active(LOCAL.id) == fresh.active(LOCAL.id)
 
 
+def test_a_compaction_imported_before_codex_wrote_the_count_after_it_keeps_none_and_goes_on(
+    store: TranscriptStore, tmp_path: Path
+) -> None:
+    compacted = line_of(LOCAL, lambda r: r["type"] == "compacted")
+    import_codex(store, LOCAL.copy(tmp_path, LOCAL.lines()[:compacted]))
+    assert store.compactions(LOCAL.id)[0]["tokens_after"] is None
+    (report,) = import_codex(store, LOCAL.copy(tmp_path))
+    assert report.status == "imported"
+    assert [m["id"] for m in store.active(LOCAL.id)] == LOCAL.final_context()
+    assert store.compactions(LOCAL.id)[0]["tokens_after"] is None  # no event updates it
+
+
 @pytest.mark.parametrize(
     ("rewrite", "first_line"),
     [
