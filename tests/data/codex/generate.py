@@ -7,7 +7,7 @@ Run by hand (Node and npm needed; the tests only read what it writes):
 It installs `@openai/codex@VERSION` from npm into `<scratch>/npm` (the linux-x64 binary comes
 as an optional dependency), then runs `codex exec` and `codex exec resume` with a scratch
 `CODEX_HOME` and `HOME` per scenario, against `fake_responses.FakeResponses` on 127.0.0.1:
-no model, no network. Each scenario is one Codex session (see `SCENARIOS`):
+no model, no network. Each scenario is one Codex session (see `scenarios`):
 
 - `local`: a custom provider (`wire_api = "responses"`); a tool call (Codex runs the shell
   command itself), a turn reporting usage above `model_auto_compact_token_limit`, then a
