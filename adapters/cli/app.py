@@ -3,7 +3,8 @@
 This module holds the group, its global options and the one place where errors become
 messages; the commands live in `read` (info, sessions, show, history, audit, events,
 explain), `transfer` (import hermes, import jsonl, export), `search`, `rewind`, `forget`,
-`migrate` and `projections` (status, rebuild, catch-up, verify, follow).
+`migrate`, `projections` (status, rebuild, catch-up, verify, follow), `serve` (the web app)
+and `timeline`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from .migrate import migrate_command
 from .projections import projections
 from .rewind import rewind
 from .search import search
+from .serve import serve
 from .support import CONTEXT_SETTINGS, StoreOpener, console, with_store
+from .timeline import timeline
 
 
 class TranscriptsGroup(click.Group):
@@ -128,6 +131,8 @@ for command in [
     search,
     rewind,
     forget,
+    serve,
+    timeline,
 ]:
     cli.add_command(command)
 projections.add_command(follow)  # `projections follow`
