@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -16,6 +18,7 @@ from ..importers.jsonl import JsonlSession, import_session, read_jsonl
 from .render import progress_bar, to_json
 from .render_codex import codex_notes, codex_report_table, codex_summary
 from .render_read import hermes_report_table, hermes_summary, plural
+from .serve import WEB_EXTRA
 from .support import CONTEXT_SETTINGS, console, json_option, with_store
 
 
@@ -154,37 +157,98 @@ def import_jsonl(store: TranscriptStore, paths: tuple[Path, ...], keep_going: bo
 @click.option(
     "--format",
     "format_",
-    type=click.Choice(["jsonl", "md"]),
+    type=click.Choice(["jsonl", "md", "html"]),
     default="jsonl",
     show_default=True,
-    help="jsonl: messages for programs (`import jsonl` reads it back); md: Markdown for people.",
+    help="jsonl: messages for programs (`import jsonl` reads it back); md: Markdown for "
+    "people; html: one self-contained page (timeline, compactions before and after).",
 )
 @click.option(
     "--history",
     "whole_history",
     is_flag=True,
-    help="Every message ever stored, superseded ones too (md: with every compaction attempt).",
+    help="Every message ever stored, superseded ones too (md, html: with every compaction "
+    "attempt and rewind).",
+)
+@click.option(
+    "--as-of",
+    "as_of",
+    type=click.IntRange(min=1),
+    metavar="VERSION",
+    help="The active context right after event VERSION of the session (see `events`).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to this file (replaced whole once written) instead of stdout.",
 )
 @with_store
-def export(store: TranscriptStore, session_id: str, format_: str, whole_history: bool) -> None:
-    """Write a session to stdout: its active context, or with --history everything it stored.
+def export(
+    store: TranscriptStore,
+    session_id: str,
+    format_: str,
+    whole_history: bool,
+    as_of: int | None,
+    output: Path | None,
+) -> None:
+    """Write a session to stdout (or a file): its active context, or with --history
+    everything it stored.
 
     JSONL is one message per line with its "id", as `import jsonl` reads it back (a file
     named SESSION.jsonl imports into the same session). JSONL holds messages only: importing
     a --history file makes every message active. Markdown shows compactions as boundaries.
+    HTML is one file that loads nothing (no script, no request): to attach to a report.
 
-    Example: transcripts export 20260830_141200_d4e5f6 --format md --history > session.md
+    Example: transcripts export 20260830_141200_d4e5f6 --format html -o session.html
     """
-    if format_ == "md":
-        for chunk in markdown_chunks(store, session_id, history=whole_history):
+    if whole_history and as_of is not None:
+        raise click.UsageError("give --history or --as-of, not both")
+    chunks = export_chunks(store, session_id, format_, whole_history, as_of)
+    if output is None:
+        for chunk in chunks:
             click.echo(chunk, nl=False)
         return
+    write_whole(output, chunks)
+
+
+def export_chunks(
+    store: TranscriptStore, session_id: str, format_: str, whole_history: bool, as_of: int | None
+) -> Iterator[str]:
+    """The export's text in pieces; the session is read by the call (an unknown one raises
+    before anything is written)."""
+    if as_of is not None:
+        last = store.version(session_id)
+        if as_of > last:
+            raise TranscriptError(f"session {session_id!r} has versions 1 to {last}, not {as_of}")
+    if format_ == "md":
+        return markdown_chunks(store, session_id, history=whole_history, as_of=as_of)
+    if format_ == "html":
+        try:
+            from ..exporters.html import html_chunks
+        except ImportError as error:
+            raise click.ClickException(f"--format html needs {error.name}: {WEB_EXTRA}") from None
+        return html_chunks(store, session_id, history=whole_history, as_of=as_of)
     if whole_history:
-        messages = (entry["message"] for entry in store.iter_history(session_id))
+        messages: Iterable[dict[str, Any]] = (e["message"] for e in store.iter_history(session_id))
+    elif as_of is not None:
+        messages = store.active_at(session_id, as_of)
     else:
         messages = store.iter_active(session_id)
-    for line in jsonl_lines(messages):
-        click.echo(line)
+    return (line + "\n" for line in jsonl_lines(messages))
+
+
+def write_whole(path: Path, chunks: Iterable[str]) -> None:
+    """Write `chunks` to `path` through a file beside it, renamed into place once complete:
+    a failed export leaves `path` as it was."""
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        with partial.open("w", encoding="utf-8") as file:
+            for chunk in chunks:
+                file.write(chunk)
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 COMMANDS = [import_, export]

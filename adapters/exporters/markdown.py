@@ -24,16 +24,21 @@ def session_markdown(store: TranscriptStore, session_id: str, *, history: bool =
 
 
 def markdown_chunks(
-    store: TranscriptStore, session_id: str, *, history: bool = False
+    store: TranscriptStore, session_id: str, *, history: bool = False, as_of: int | None = None
 ) -> Iterator[str]:
     """The document of `session_markdown` in pieces, read from the store as they are
     written: a page of messages in memory, whatever the session's length. The session is
-    read by the call (an unknown or erased one raises here)."""
+    read by the call (an unknown or erased one raises here). `as_of`: the active context
+    right after that version (`active_at`), with the compactions up to it."""
+    messages: Iterable[dict[str, Any]]
     if history:
         items: Iterator[Item] = streamed_timeline(store, session_id)
-    else:
+    elif as_of is None:
         messages = store.iter_active(session_id)
         attempts = store.compactions(session_id)
+    else:
+        messages = store.active_at(session_id, as_of)
+        attempts = [a for a in store.compactions(session_id) if a["version"] <= as_of]
     session = next(s for s in store.sessions() if s["id"] == session_id)
 
     def lines() -> Iterator[str]:
@@ -42,7 +47,8 @@ def markdown_chunks(
             yield from ["## History", ""]
             yield from _history(items)
         else:
-            yield from ["## Active context", ""]
+            at = "" if as_of is None else f" at version {as_of}"
+            yield from [f"## Active context{at}", ""]
             yield from _active(messages, attempts)
 
     return _document(lines())

@@ -75,40 +75,50 @@ def compaction_page(store: TranscriptStore, session_id: str, compaction_id: str)
     session = session_summary(store, session_id)
     attempt = find_attempt(store, session_id, compaction_id)
     version = attempt["version"]
-    superseded = set(attempt["superseded"])
     if attempt["status"] == "committed":
         before = store.active_at(session_id, version - 1)
         commit = next(iter(store.iter_events(session_id, after=version - 1, until=version)))
-        data = commit["data"]
-        after = committed_context(before, data)
-        kinds_before = [
-            SUPERSEDED if m["id"] in superseded else KEPT if i < data["replaced"] else LATER
-            for i, m in enumerate(before)
-        ]
-        added = {new["id"] for new in data["added"]}
-        kinds_after = [
-            ADDED if m["id"] in added else KEPT if i < len(data["order"]) else LATER
-            for i, m in enumerate(after)
-        ]
-        return CompactionPage(
-            session,
-            attempt,
-            runs(before, kinds_before),
-            runs(after, kinds_after),
-            version - 1,
-            [],
-            None,
-        )
-    snapshot = store.active_at(session_id, attempt["based_on_version"])
+        return committed(session, attempt, before, commit["data"])
+    return failed(session, attempt, store.active_at(session_id, attempt["based_on_version"]))
+
+
+def committed(
+    session: dict[str, Any],
+    attempt: dict[str, Any],
+    before: list[dict[str, Any]],
+    data: dict[str, Any],
+) -> CompactionPage:
+    """A commit: `before`, the context right before it; `data`, its event's."""
+    superseded = set(attempt["superseded"])
+    after = committed_context(before, data)
+    kinds_before = [
+        SUPERSEDED if m["id"] in superseded else KEPT if i < data["replaced"] else LATER
+        for i, m in enumerate(before)
+    ]
+    added = {new["id"] for new in data["added"]}
+    kinds_after = [
+        ADDED if m["id"] in added else KEPT if i < len(data["order"]) else LATER
+        for i, m in enumerate(after)
+    ]
+    before_runs, after_runs = runs(before, kinds_before), runs(after, kinds_after)
+    return CompactionPage(
+        session, attempt, before_runs, after_runs, attempt["version"] - 1, [], None
+    )
+
+
+def failed(
+    session: dict[str, Any], attempt: dict[str, Any], snapshot: list[dict[str, Any]]
+) -> CompactionPage:
+    """A failed attempt: `snapshot`, the context it was computed against."""
+    superseded = set(attempt["superseded"])
     kinds = [SUPERSEDED if m["id"] in superseded else KEPT for m in snapshot]
-    proposed = attempt.get("proposed") or []
     return CompactionPage(
         session,
         attempt,
         runs(snapshot, kinds),
         [],
         attempt["based_on_version"],
-        paired(proposed),
+        paired(attempt.get("proposed") or []),
         attempt.get("exception"),
     )
 

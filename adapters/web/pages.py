@@ -18,7 +18,7 @@ from typing import Any
 
 from ... import MessageNotFoundError, SessionNotFoundError, TranscriptError, TranscriptStore
 from ..exporters.streamed_timeline import streamed_timeline
-from ..exporters.timeline import Boundary, Entry, Item
+from ..exporters.timeline import Entry, Item
 from .chart import Chart
 from .context_timeline import RESTORED, ContextTimeline, Mark, read_timeline
 from .messages import MessageView, paired, snippet
@@ -319,7 +319,7 @@ def history_page(store: TranscriptStore, session_id: str, *, page: int = 1) -> H
         while not isinstance(items[-1], Entry):
             items.pop()
         items.pop()  # the one message of the next page, read to know there is one
-    versions = {i.attempt["id"]: i.version for i in items if isinstance(i, Boundary)}
+    versions = {attempt["id"]: attempt["version"] for attempt in store.compactions(session_id)}
     return HistoryPage(session, items, versions, page, more)
 
 
