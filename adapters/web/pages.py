@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import islice
 from typing import Any
 
 from ... import MessageNotFoundError, SessionNotFoundError, TranscriptError, TranscriptStore
@@ -107,11 +106,11 @@ def highlighted(snippet_text: str) -> list[tuple[str, bool]]:
 
 
 def session_summary(store: TranscriptStore, session_id: str) -> dict[str, Any]:
-    """The session's `sessions()` entry (NotFound if it was never started)."""
+    """The session's `sessions()` entry (SessionNotFoundError if it was never started)."""
     for session in store.sessions():
         if session["id"] == session_id:
             return session
-    raise NotFound(f"no session {session_id!r} in this store")
+    raise SessionNotFoundError(session_id)
 
 
 # -- a session: its timeline and its events -------------------------------------------------
@@ -334,11 +333,3 @@ def _history_window(items: Iterator[Item], page: int) -> Iterator[Item]:
             seen += 1
     return
 
-
-def page_of(items: list[Any], page: int, size: int) -> list[Any]:
-    return list(islice(items, (page - 1) * size, page * size))
-
-
-def known_session(error: TranscriptError) -> bool:
-    """Whether the store refused a read because the session is unknown to it."""
-    return isinstance(error, SessionNotFoundError)
