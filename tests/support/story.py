@@ -25,18 +25,20 @@ def tell_story(store: TranscriptStore, session_id: str = "story", *, messages: i
     store refused, a rewind of three messages and the restore of one."""
     store.start(session_id, source="agent", model="gpt-x", metadata={"cwd": "/work"})
     store.append(session_id, TRIP)
-    chunk = max((messages - len(TRIP) - 2) // 4, 4)
+    chunk = max((messages - len(TRIP) - 2) // 5, 4)
     store.append(session_id, turns(chunk, prefix="first"))
     compact(store, session_id, keep=2, tokens=(9_000, 1_200))
     store.append(session_id, turns(chunk, prefix="second"))
     store.compact(session_id, _raising, reason="over budget")
+    store.append(session_id, turns(chunk // 2, prefix="meanwhile"))
     attempt = store.begin_compaction(session_id)
     edited = {**attempt.messages[0], "content": "edited"}  # a kept message may not change
     store.commit_compaction(attempt, [edited, {"role": "system", "content": "refused summary"}])
     store.append(session_id, turns(chunk, prefix="third"))
     compact(store, session_id, keep=1, tokens=(14_000, 900))
-    store.append(session_id, turns(chunk, prefix="fourth"))
+    store.append(session_id, turns(chunk // 2, prefix="fourth"))
     rewound = store.rewind(session_id, count=3, reason="user pressed undo")
+    store.append(session_id, turns(chunk // 2, prefix="fifth"))
     store.append(session_id, rewound[:1])  # restores it
 
 
