@@ -331,5 +331,3 @@ def _history_window(items: Iterator[Item], page: int) -> Iterator[Item]:
             yield item
         elif isinstance(item, Entry):
             seen += 1
-    return
-

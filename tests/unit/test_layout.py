@@ -20,7 +20,7 @@ BACKENDS = sorted(
 )
 # The roles that must keep to the public API (the package's `__init__`), the pure domain,
 # the settings, and their own role's modules.
-PUBLIC_API_USERS = ["adapters/cli", "adapters/importers", "adapters/exporters", "adapters/migration.py", "integrations"]
+PUBLIC_API_USERS = ["adapters/cli", "adapters/importers", "adapters/exporters", "adapters/web", "adapters/migration.py", "integrations"]
 INTERNALS = {"application", "projections", "adapters.storage"}
 LIBRARIES = {"eventsourcing", "sqlite3", "psycopg"}  # the storage internals' own
 MAX_MODULE_LINES = 400
