@@ -81,10 +81,10 @@ class Mark:
             count = len(self.message_ids)
             noun = "message" if count == 1 else "messages"
             did = "rewound" if self.type == REWOUND else "restored"
-            return f"{count} {noun} {did}" + (f" ({self.reason})" if self.reason else "")
+            return f"{count:,} {noun} {did}" + (f" ({self.reason})" if self.reason else "")
         attempt = self.attempt
         if attempt["status"] == "committed":
-            text = f"{len(attempt['superseded'])} superseded, {len(attempt['added'])} added"
+            text = f"{len(attempt['superseded']):,} superseded, {len(attempt['added']):,} added"
         else:
             text = f"{attempt['failure']}: {first_line(attempt['error'] or '')}"
         tokens = (attempt["tokens_before"], attempt["tokens_after"])

@@ -20,7 +20,7 @@ MARK_EVENTS = {"CompactionCommitted", "CompactionFailed", "Rewound"}
 
 
 def tell_story(store: TranscriptStore, session_id: str = "story", *, messages: int = 120) -> None:
-    """A session of about `messages` messages: the trip (a tool call and its result), two
+    """A session of `messages` messages (at least 30): the trip (a tool call and its result), two
     committed compactions with token counts, a summarizer that raised, a replacement the
     store refused, a rewind of three messages and the restore of one."""
     store.start(session_id, source="agent", model="gpt-x", metadata={"cwd": "/work"})
@@ -40,6 +40,9 @@ def tell_story(store: TranscriptStore, session_id: str = "story", *, messages: i
     rewound = store.rewind(session_id, count=3, reason="user pressed undo")
     store.append(session_id, turns(chunk // 2, prefix="fifth"))
     store.append(session_id, rewound[:1])  # restores it
+    stored = next(s["messages"] for s in store.sessions() if s["id"] == session_id)
+    if messages > stored:
+        store.append(session_id, turns(messages - stored, prefix="last"))
 
 
 def compact(store: TranscriptStore, session_id: str, *, keep: int, tokens: tuple[int, int]) -> None:
