@@ -36,7 +36,7 @@ class FileLinks(ServerLinks):
 
     in_file = True
 
-    def sessions(self, **_query: object) -> str:
+    def sessions(self, *, source: str = "", sort: str = "", page: int = 1) -> str:
         return "#top"
 
     def session(self, session_id: str, *, after: int = 0) -> str:

@@ -23,8 +23,10 @@ class ServerLinks:
 
     in_file = False
 
-    def sessions(self, **query: object) -> str:
-        return "/" + _query(query)
+    def sessions(self, *, source: str = "", sort: str = "", page: int = 1) -> str:
+        query = {"source": source, "sort": sort, "page": page if page > 1 else ""}
+        kept = {key: value for key, value in query.items() if value}
+        return "/" + (f"?{urlencode(kept)}" if kept else "")
 
     def session(self, session_id: str, *, after: int = 0) -> str:
         url = f"/sessions/{segment(session_id)}"
@@ -48,8 +50,3 @@ class ServerLinks:
 
     def static(self, name: str) -> str:
         return f"/static/{name}"
-
-
-def _query(values: dict[str, object]) -> str:
-    kept = {key: value for key, value in values.items() if value not in (None, "", 1)}
-    return f"?{urlencode(kept)}" if kept else ""

@@ -1,6 +1,7 @@
 """What each page shows, read from a store through the public API: plain data the templates
-lay out (they escape every value). A session or version the store does not hold is a
-`NotFound`; the web app turns it into a 404 page.
+lay out (they escape every value). A session the store never started is its
+`SessionNotFoundError`, a version, page or message it does not hold a `NotFound`; the web
+app turns both into a 404 page.
 
 Reads are bounded by the page, not the session: the events list reads one page of events
 (`iter_events` after a version), the history one page of the streamed timeline, the
@@ -19,7 +20,7 @@ from ... import MessageNotFoundError, SessionNotFoundError, TranscriptError, Tra
 from ..exporters.streamed_timeline import streamed_timeline
 from ..exporters.timeline import Entry, Item
 from .chart import Chart
-from .context_timeline import RESTORED, ContextTimeline, Mark, read_timeline
+from .context_timeline import RESTORED, ContextTimeline, Mark, first_line, read_timeline
 from .messages import MessageView, paired, snippet
 
 EVENTS_PAGE = 100
@@ -193,10 +194,6 @@ def event_row(event: dict[str, Any], restore: bool = False) -> EventRow:
 
 def _with_reason(text: str, data: dict[str, Any]) -> str:
     return f"{text} ({data['reason']})" if data.get("reason") else text
-
-
-def first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text and text.strip() else ""
 
 
 # -- one event, one message ------------------------------------------------------------------
