@@ -154,7 +154,7 @@ class ContextTimeline:
         ]
         changes += [(rewind.version, REWOUND, rewind) for rewind in rewinds]
         changes += [(restore.version, RESTORED, restore) for restore in restores]
-        changes = sorted(change for change in changes if change[0] <= head)
+        changes = sorted((c for c in changes if c[0] <= head), key=lambda change: change[0])
         points, marks, tokens = [Point(1, 0)], [], []
         size, version = 0, 1  # after `Started`
         for at, kind, change in changes:

@@ -358,6 +358,6 @@ def test_export_markdown_history_shows_every_message_and_every_attempt_where_it_
 
 
 def test_export_needs_a_known_format(run: Run, populated: str) -> None:
-    result = run("export", "trip", "--format", "html")
+    result = run("export", "trip", "--format", "pdf")
     assert result.exit_code == 2
-    assert "'html' is not one of 'jsonl', 'md'" in result.stderr
+    assert "'pdf' is not one of 'jsonl', 'md', 'html'" in result.stderr
