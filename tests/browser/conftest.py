@@ -64,7 +64,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     return Built(url, hostile)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def server(built: Built) -> Iterator[str]:
     """`transcripts serve --port 0` on the store; its address."""
     command = [sys.executable, "-m", "transcripts", "--db", built.url, "serve", "--port", "0"]
@@ -80,8 +80,10 @@ def server(built: Built) -> Iterator[str]:
         process.wait(timeout=30)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """The browser, for one module's tests: Playwright's sync API runs an event loop in this
+    thread while it is open, which asyncio.run in later tests would find running."""
     if not Path(CHROMIUM).exists():
         message = f"no browser at {CHROMIUM} (apt-get install chromium, or set ${VARIABLE})"
         if VARIABLE in os.environ:
