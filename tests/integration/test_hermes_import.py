@@ -242,7 +242,9 @@ def test_a_failed_attempt_audits_only_what_its_replacement_would_have_superseded
     store: TranscriptStore,
 ) -> None:
     first = store.compactions(CORRUPTED)[0]
-    assert first["superseded"] == ids(CORRUPTED, range(123, 156))  # not the carried 121-122, 156-160
+    assert first["superseded"] == ids(
+        CORRUPTED, range(123, 156)
+    )  # not the carried 121-122, 156-160
     assert "hermes-agent#99477" in first["error"]
     assert "head rows 161–162 (copies of 121–122)" in first["error"]
     assert "tail rows 164–168 (copies of 156–160)" in first["error"]
@@ -444,6 +446,7 @@ def test_a_missing_file_is_a_clear_error_and_every_import_error_is_a_transcript_
 
 # -- histories written the way Hermes writes them ---------------------------------------------
 
+
 @pytest.fixture
 def hermes() -> HermesHistory:
     return HermesHistory()
@@ -490,7 +493,7 @@ def test_a_failed_commit_then_a_committed_one_records_both_and_keeps_each_messag
     assert (report.status, report.duplicates_dropped) == ("repaired", 4)
 
 
-def test_a_failed_commit_a_later_compaction_archived_is_imported_as_committed_with_a_note(
+def test_a_failed_commit_a_later_compaction_archived_is_imported_as_failed_with_a_note(
     empty_store: TranscriptStore, hermes: HermesHistory, tmp_path: Path
 ) -> None:
     rows = hermes.turns(6, "turn")
@@ -499,12 +502,17 @@ def test_a_failed_commit_a_later_compaction_archived_is_imported_as_committed_wi
     hermes.compact(head=2, tail=2, text="attempt two")
     (report,) = import_hermes(empty_store, hermes.write(tmp_path / "state.db"))
     first, second = empty_store.compactions("s1")
-    assert (first["status"], second["status"]) == ("committed", "committed")
+    assert (first["status"], second["status"]) == ("failed", "committed")
     assert first["superseded"] == ids("s1", rows[2:4])
+    assert second["superseded"] == ids("s1", rows[2:])
     active = [m["id"] for m in empty_store.active("s1")]
     assert active == [*ids("s1", rows[:2]), second["added"][0], *ids("s1", more)]
-    assert (report.status, report.messages, report.duplicates_dropped) == ("imported", 10, 0)
-    assert any(f"summary rows {failed_summary} had their rows archived" in n for n in report.notes)
+    assert (report.status, report.messages, report.duplicates_dropped) == ("repaired", 9, 4)
+    assert any(
+        f"summary rows {failed_summary} had their rows archived by a later compaction: told "
+        "failed by their rows' write times" in note
+        for note in report.notes
+    )
 
 
 def test_json_content_is_decoded_and_text_that_is_not_json_is_kept_with_a_note(
@@ -539,9 +547,32 @@ def test_a_compaction_the_store_refuses_is_recorded_as_its_failure(
 def test_a_session_with_something_the_file_cannot_tell_is_reported_doubtful_with_a_note(
     empty_store: TranscriptStore, hermes: HermesHistory, tmp_path: Path
 ) -> None:
-    hermes.turns(2, "before")
-    summary = hermes.say("user", SUMMARY.format("nothing repeats around me"))
+    hermes.turns(6, "turn")
+    summary = hermes.compact(head=2, tail=2, text="resumed")
+    for row in hermes.rows[summary - 3 : summary + 2]:  # copies keeping their stored times
+        if row["id"] != summary:
+            row["timestamp"] = hermes.rows[hermes.copied[row["id"]] - 1]["timestamp"]
+    hermes.turns(2, "more")
+    hermes.compact(head=2, tail=2, text="later")
     (report,) = import_hermes(empty_store, hermes.write(tmp_path / "state.db"))
     assert report.status == "doubtful"
-    assert any(f"row {summary} is a compaction summary" in note for note in report.notes)
-    assert len(empty_store.active("s1")) == 3  # kept as a message
+    assert any(
+        f"summary row {summary} had its rows archived by a later compaction and they carry no "
+        "write times of their own" in note
+        for note in report.notes
+    )
+    assert [entry["status"] for entry in empty_store.compactions("s1")] == ["committed"] * 2
+
+
+def test_a_failed_commit_that_left_only_its_summary_is_repaired(
+    empty_store: TranscriptStore, hermes: HermesHistory, tmp_path: Path
+) -> None:
+    before = hermes.turns(4, "before")
+    summary = hermes.say("user", SUMMARY.format("never committed"))  # hermes-agent 0.18.0
+    after = hermes.turns(2, "after")
+    (report,) = import_hermes(empty_store, hermes.write(tmp_path / "state.db"))
+    assert (report.status, report.compactions_failed, report.active) == ("repaired", 1, 6)
+    assert [m["id"] for m in empty_store.active("s1")] == ids("s1", [*before, *after])
+    (failed,) = empty_store.compactions("s1")
+    assert failed["status"] == "failed" and f"only the summary (row {summary})" in failed["error"]
+    assert any(f"summary rows {summary} are failed commits" in note for note in report.notes)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,26 @@ class Release:
 
     def row(self, row_id: int) -> dict[str, Any]:
         return self.truth["rows"][str(row_id)]
+
+    def rows_of(self, session_id: str) -> list[tuple[int, dict[str, Any]]]:
+        """The session's rows in id order, with what each is."""
+        rows = [(int(row), entry) for row, entry in self.truth["rows"].items()]
+        return sorted((row, entry) for row, entry in rows if entry["session"] == session_id)
+
+    def ids_of(self, row_id: int) -> list[str]:
+        """What a row holds in the context: a committed summary, then its message."""
+        entry = self.row(row_id)
+        ids = [entry["summary"]] if entry.get("summary_is") not in (None, "failed") else []
+        return ids + ([entry["message"]] if "message" in entry else [])
+
+    def copies_dropped(self, session_id: str) -> int:
+        """Rows the import leaves out: copies a failed commit's flush wrote, and every row of
+        a summary that never committed."""
+        rows = [entry for _, entry in self.rows_of(session_id)]
+        copies = [e for e in rows if e.get("copy") and e["write"] == "flush" and "summary" not in e]
+        failed = [e for e in rows if e.get("summary_is") == "failed"]
+        first = {e["summary"] for e in failed}
+        return len(copies) + len(failed) - len(first)
 
     def truth_of(self, store: TranscriptStore, session_id: str, message_id: str) -> str:
         """The truth id of a stored message: the real message its row is, or the summary."""
@@ -135,16 +156,25 @@ class HermesHistory:
                 self.rows[row_id - 1] |= {"active": 0, "compacted": 1}
             for row_id in carried_tail if hide_tail else []:
                 self.rows[row_id - 1]["compacted"] = 0
-        self.copy(carried_head)
-        summary = self.say("user", SUMMARY.format(text), _compressed_summary=1)
-        self.copy(carried_tail)
+        # A commit's rows are one transaction, stamped 1 µs apart; a failed commit's flush
+        # stamps each row when it writes it.
+        start = next(self.clock)
+        stamps = itertools.count() if commit else None
+        stamp = lambda: start + next(stamps) * 1e-6 if stamps else next(self.clock)  # noqa: E731
+        self.copy(carried_head, stamp)
+        summary = self._insert(
+            {"role": "user", "content": SUMMARY.format(text), "timestamp": stamp()}
+            | {"_compressed_summary": 1}
+        )
+        self.copy(carried_tail, stamp)
         return summary
 
-    def copy(self, rows: list[int]) -> None:
+    def copy(self, rows: list[int], stamp: Callable[[], float] | None = None) -> None:
         for row_id in rows:
             original = self.rows[row_id - 1]
             copied = {key: original[key] for key in COPIED if key in original}
-            copy = self._insert({**copied, "timestamp": next(self.clock)})  # stamped when written
+            when = stamp() if stamp else next(self.clock)  # stamped when written
+            copy = self._insert({**copied, "timestamp": when})
             self.copied[copy] = self.copied.get(row_id, row_id)
 
     def rewind(self, n: int) -> list[int]:

@@ -85,7 +85,7 @@ def test_a_committed_compaction_keeps_the_carried_head_and_tail_and_supersedes_t
     assert compaction.summary_id == message_id("s1", summary_row) + ":summary"
     assert compaction.replacement == [
         *planned(rows[:2]),
-        {"role": "user", "content": SUMMARY.format("early"), "timestamp": 1_800_000_008},
+        {"role": "user", "content": SUMMARY.format("early"), "timestamp": 1_800_000_006.000002},
         *planned(rows[4:]),
     ]
     assert compaction.commits is True
@@ -159,17 +159,50 @@ def test_copies_reinserted_while_their_originals_are_live_are_a_failed_attempt_n
     ]
 
 
-def test_a_failed_commit_a_later_compaction_archived_cannot_be_told_from_a_commit() -> None:
+def test_a_failed_commit_a_later_compaction_archived_is_told_failed_by_its_flush_stamps() -> None:
     hermes = HermesHistory()
     rows = hermes.turns(6, "turn")
     failed_row = hermes.compact(head=2, tail=2, text="attempt one", commit=False)
     hermes.turns(2, "more")
     hermes.compact(head=2, tail=2, text="attempt two")
     result = plan(hermes)
-    assert kinds(result) == ["Append"] * 6 + ["Compact"] + ["Append"] * 2 + ["Compact"]
+    assert kinds(result) == ["Append"] * 6 + ["Fail"] + ["Append"] * 2 + ["Compact"]
     assert appended(result) == planned([*rows, 12, 13])  # the copies are never messages
-    assert (result.committed, result.failed, result.duplicates_dropped) == (2, 0, 0)
-    assert any(f"summary rows {failed_row} had their rows archived" in n for n in result.notes)
+    assert (result.committed, result.failed, result.duplicates_dropped) == (1, 1, 4)
+    assert result.stamped == {"failed": [failed_row]}
+    assert not result.doubts
+
+
+def test_a_commit_a_later_compaction_archived_is_told_committed_by_its_burst_stamps() -> None:
+    hermes = HermesHistory()
+    rows = hermes.turns(6, "turn")
+    committed_row = hermes.compact(head=2, tail=2, text="attempt one")
+    more = hermes.turns(2, "more")
+    hermes.compact(head=2, tail=2, text="attempt two")
+    result = plan(hermes)
+    assert kinds(result) == ["Append"] * 6 + ["Compact"] + ["Append"] * 2 + ["Compact"]
+    assert appended(result) == planned([*rows, *more])
+    assert (result.committed, result.failed) == (2, 0)
+    assert result.stamped == {"committed": [committed_row]}
+
+
+def test_a_burst_whose_rows_carry_only_stored_stamps_cannot_be_told_and_is_in_doubt() -> None:
+    hermes = HermesHistory()
+    rows = hermes.turns(6, "turn")
+    summary_row = hermes.compact(head=2, tail=2, text="attempt one")
+    for row in hermes.rows[summary_row - 3 : summary_row + 2]:  # a resumed session's copies
+        if row["id"] != summary_row:
+            row["timestamp"] = hermes.rows[hermes.copied[row["id"]] - 1]["timestamp"]
+    hermes.turns(2, "more")
+    hermes.compact(head=2, tail=2, text="attempt two")
+    result = plan(hermes)
+    assert (result.committed, result.failed) == (2, 0)
+    assert result.doubts == [
+        f"the compaction with summary row {summary_row} had its rows archived by a later "
+        "compaction and they carry no write times of their own, so the file cannot tell "
+        "whether it committed; imported as committed (the context Hermes went on with)"
+    ]
+    assert appended(result)[:6] == planned(rows)
 
 
 def test_a_user_saying_the_same_thing_twice_says_it_twice() -> None:
@@ -215,15 +248,33 @@ def test_repeated_failed_commits_are_one_failed_attempt_each() -> None:
 # -- summaries without copies, rewinds, refusals ----------------------------------------------
 
 
-def test_a_summary_carrying_no_copies_over_live_rows_is_an_ordinary_message() -> None:
-    hermes = HermesHistory()  # a rotation child: its handoff summary, then the conversation
+def test_a_rotation_child_s_handoff_summary_is_an_ordinary_message() -> None:
+    hermes = HermesHistory()  # the parent's first rows, its handoff summary, the conversation
     hermes.turns(2, "before")
     handoff = hermes.say("user", SUMMARY.format("the parent session"), _compressed_summary=1)
     hermes.turns(2, "after")
-    result = plan(hermes)
+    parent_head = [row.identity for row in hermes.session().rows[:2]]
+    result = plan(hermes, parent_id="parent", parent_head=parent_head)
     assert kinds(result) == ["Append"] * 5
     assert message_id("s1", handoff) in appended(result)
     assert result.committed == result.failed == 0
+    assert result.doubts == []
+
+
+def test_a_summary_with_no_copies_after_the_conversation_began_is_a_failed_commit() -> None:
+    hermes = HermesHistory()  # hermes-agent 0.18.0: the flush writes only the summary
+    rows = hermes.turns(4, "before")
+    summary = hermes.say("user", SUMMARY.format("never committed"), _compressed_summary=1)
+    after = hermes.turns(2, "after")
+    for fields in ({}, {"parent_id": "parent", "parent_head": ["other"]}):
+        result = plan(hermes, **fields)
+        assert kinds(result) == ["Append"] * 4 + ["Fail"] + ["Append"] * 2
+        assert appended(result) == planned([*rows, *after])
+        failed = result.units[4]
+        assert isinstance(failed, Fail) and failed.replacement is None
+        assert failed.snapshot == planned(rows)
+        assert (result.failed, result.lone_summaries, result.repaired) == (1, [summary], True)
+        assert not result.doubts
 
 
 def test_a_rewind_imports_the_undone_rows_then_rewinds_them_as_the_tail_of_the_context() -> None:
@@ -323,19 +374,6 @@ def test_a_row_the_store_cannot_take_is_left_out_with_a_note() -> None:
 def test_row_ranges_joins_consecutive_rows() -> None:
     assert row_ranges([7, 1, 2, 3, 3, 9, 10]) == "1–3, 7, 9–10"
     assert row_ranges([]) == ""
-
-
-def test_a_summary_nothing_around_repeats_outside_a_rotation_child_is_kept_and_in_doubt() -> None:
-    hermes = HermesHistory()
-    hermes.turns(2, "before")
-    summary = hermes.say("user", SUMMARY.format("who knows"))
-    result = plan(hermes)
-    assert appended(result) == planned([1, 2, summary])
-    assert result.doubts == [
-        f"row {summary} is a compaction summary, but no row around it repeats the context; "
-        "kept as a message"
-    ]
-    assert plan(hermes, parent_id="parent").doubts == []  # a rotation child's handoff
 
 
 def test_a_later_copy_of_a_summary_that_never_committed_is_not_a_message() -> None:

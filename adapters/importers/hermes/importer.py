@@ -223,7 +223,12 @@ def _compact(
     if snapshot != [ids.get(m, m) for m in unit.snapshot]:
         raise _changed(session_id, unit.reason)
     stored = {message["id"]: message for message in attempt.messages}
-    replacement = [stored[ids.get(m, m)] if isinstance(m, str) else m for m in unit.replacement]
+    planned = unit.replacement
+    replacement = (
+        None
+        if planned is None
+        else [stored[ids.get(m, m)] if isinstance(m, str) else m for m in planned]
+    )
     if isinstance(unit, Fail):
         store.fail_compaction(
             attempt, unit.error, failure=STORAGE_ERROR, reason=unit.reason, replacement=replacement

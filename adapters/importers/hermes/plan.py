@@ -45,8 +45,9 @@ from ....domain.compaction import CompactionRejected, check_tool_pairing, pairin
 from ....domain.messages import split_id
 from ....domain.rewind import taken_out
 from .blocks import Block, Tail, match_tail
+from .evidence import Verdict, stamped
 from .reader import HermesSession
-from .report import describe_failure, summarise
+from .report import describe_failure, describe_lone_failure, summarise
 from .rows import HermesRow
 from .steps import Append, Compact, Fail, Rewind, SessionPlan, message_id, row_ranges
 
@@ -69,6 +70,7 @@ class _Planner:
         self.rewound: dict[str, list[int]] = {}  # hidden since the last live row: id -> rows
         self.calls: dict[str, str] = {}
         self.answers: dict[str, str] = {}
+        self.handoff_seen = False
 
     def plan(self) -> SessionPlan:
         index = 0
@@ -161,11 +163,11 @@ class _Planner:
             tail, after = self.match(index, len(head))
         block = Block(summary, head, [self.active[i] for i in range(len(head))], tail)
         if not block.copies:
-            self.ordinary(summary)
+            self.lone(summary)
             return index + 1
         snapshot = list(self.active)
         summary_id = None
-        if any(self.rows_of[m][-1].live for m in snapshot):
+        if self.verdict(block, snapshot) is Verdict.FAILED:
             self.fail(block, snapshot)  # it carries nothing: rows hidden before it stay rewound
         else:
             self.rewound = {}  # kept by the tail: the originals of carried rows, not rewound
@@ -190,8 +192,60 @@ class _Planner:
     def match(self, index: int, floor: int) -> tuple[Tail, int]:
         return match_tail(self.rows, index, self.active, self.identity, self.uncommitted, floor)
 
+    def verdict(self, block: Block, snapshot: list[str]) -> Verdict:
+        """Whether the block committed (see `evidence`): by what is live, else by its stamps."""
+        if any(self.rows_of[m][-1].live for m in snapshot):
+            return Verdict.FAILED
+        written = [block.summary, *block.copies]
+        if any(row.live for row in written):
+            return Verdict.COMMITTED
+        earlier = {
+            row.row_id: self.rows_of[m] for row, m in zip(block.copies, block.kept, strict=True)
+        }
+        verdict = stamped(written, earlier)
+        row = block.summary.row_id
+        if verdict is Verdict.UNKNOWN:
+            self.result.doubts.append(
+                f"the compaction with summary row {row} had its rows archived by a later "
+                "compaction and they carry no write times of their own, so the file cannot "
+                "tell whether it committed; imported as committed (the context Hermes went on "
+                "with)"
+            )
+        else:
+            self.result.stamped.setdefault(verdict.value, []).append(row)
+        return verdict
+
+    def lone(self, summary: HermesRow) -> None:
+        """A summary row with no copies around it: a rotation child's handoff (its first
+        summary, after rows repeating the parent's first ones), else a failed commit that
+        left only its summary (hermes-agent 0.18.0)."""
+        before = [self.identity[m] for m in self.active]
+        if not self.active or (
+            self.session.parent_id is not None
+            and not self.handoff_seen
+            and before == self.session.parent_head[: len(before)]
+        ):
+            self.handoff_seen = True
+            self.ordinary(summary)
+            return
+        content = summary.summary_message()
+        self.result.units.append(
+            Fail(
+                reason=f"Hermes in-place compaction (summary row {summary.row_id})",
+                snapshot=list(self.active),
+                error=describe_lone_failure(summary, self.session.last_compression_error),
+                replacement=None,
+            )
+        )
+        self.uncommitted.add(summary.identity)
+        self.result.failed += 1
+        self.result.failed_blocks.append(summary.row_id)
+        self.result.lone_summaries.append(summary.row_id)
+        if summary.original is not None:
+            self.new_message(summary.original)  # the tail message it was merged into: new
+
     def ordinary(self, summary: HermesRow) -> None:
-        """A summary nothing around repeats: a rotation child's handoff, or one in doubt."""
+        """A summary kept as a message: a rotation child's handoff, or a session's first row."""
         if self.active and self.session.parent_id is None:
             self.result.doubts.append(
                 f"row {summary.row_id} is a compaction summary, but no row around it repeats "
@@ -245,9 +299,6 @@ class _Planner:
         self.result.committed += 1
         self.result.messages += 1
         self.result.carried += [row.row_id for row in block.copies]
-        written = [summary, *block.copies]
-        if not any(r.live for r in written) and any(r.archived for r in written):
-            self.result.archived_later.append(summary.row_id)
         if summary.original is not None:
             self.result.merged.append(summary.row_id)
         return summary_id

@@ -56,6 +56,9 @@ class HermesSession:
     row_count: int  # every row of the session, session_meta included
     last_compression_error: str | None = None
     problems: list[str] = field(default_factory=list)
+    # Identities of the parent's first conversation rows: a rotation child's handoff repeats
+    # them before its summary.
+    parent_head: list[str] = field(default_factory=list)
 
 
 class HermesFile:
@@ -125,6 +128,7 @@ class HermesFile:
                 rows.append(decoded)
         if meta_rows:
             metadata["session_meta"] = meta_rows
+        parent_id = columns.get("parent_session_id")
         return HermesSession(
             id=session_id,
             source=str(columns.get("source", "hermes")),
@@ -135,7 +139,16 @@ class HermesFile:
             row_count=count,
             last_compression_error=columns.get("compression_failure_error"),
             problems=problems,
+            parent_head=self._first_rows(parent_id) if parent_id else [],
         )
+
+    def _first_rows(self, session_id: str, count: int = 16) -> list[str]:
+        rows = self._query(
+            "SELECT * FROM messages WHERE session_id = ? AND role != 'session_meta' "
+            "ORDER BY id LIMIT ?",
+            (session_id, count),
+        )
+        return [decode_row(row).identity for row in rows]
 
     def _session_metadata(self, columns: dict[str, Any], problems: list[str]) -> dict[str, Any]:
         metadata: dict[str, Any] = {key: columns[key] for key in TOP_LEVEL if key in columns}

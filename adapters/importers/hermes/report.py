@@ -40,6 +40,19 @@ def describe_failure(
     return error
 
 
+def describe_lone_failure(summary: HermesRow, last_error: str | None) -> str:
+    """A failed commit that left only its summary row (hermes-agent 0.18.0's shape)."""
+    error = (
+        "Hermes could not commit this in-place compaction, and its next flush wrote only the "
+        f"summary (row {summary.row_id}), no copies (hermes-agent 0.18.0's failed-commit "
+        "shape): what it would have kept cannot be told, so the audit lists the whole context "
+        "it was based on. Repaired on import: the summary was not imported."
+    )
+    if last_error:
+        error += f" The session's last recorded compaction error: {last_error}"
+    return error
+
+
 def summarise(result: SessionPlan, session: HermesSession) -> None:
     """The session's notes: what was repaired, kept, and could not be told."""
     notes = result.notes
@@ -65,11 +78,16 @@ def summarise(result: SessionPlan, session: HermesSession) -> None:
             f"summaries merged into the next message (rows {row_ranges(result.merged)}): "
             "that message is kept once, the summary imported as a message of its own"
         )
-    if result.archived_later:
+    if result.lone_summaries:
         notes.append(
-            f"the compactions with summary rows {row_ranges(result.archived_later)} had "
-            "their rows archived by a later compaction, so the file cannot tell whether "
-            "their commit succeeded; imported as committed (the context Hermes went on with)"
+            f"summary rows {row_ranges(result.lone_summaries)} are failed commits that left "
+            "only their summary (no copies): what they would have kept cannot be told"
+        )
+    for verdict, rows in sorted(result.stamped.items()):
+        notes.append(
+            f"the compactions with summary rows {row_ranges(rows)} had their rows archived by "
+            f"a later compaction: told {verdict} by their rows' write times (a committed burst "
+            "is stamped 1 µs apart in one transaction, a failed commit's flush row by row)"
         )
     notes.extend(result.doubts)
     meta = session.metadata.get("session_meta", [])

@@ -6,9 +6,11 @@ copy Hermes re-inserts carries the same identity as its original whatever its ti
 
 A *summary* row is known by the `_compressed_summary` flag where the schema has it, else by
 its content: it starts with one of the compressor's summary prefixes, or it is a summary the
-compressor merged into the first tail message (`[PRIOR CONTEXT — …]`, the tail message's own
-content, `[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]`, the summary). A merged row is
-read as two messages: the tail message it carried (`original`) and the summary.
+compressor merged into the first tail message: from 0.18.0 `[PRIOR CONTEXT — …]`, the tail
+message's own content, `[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]`, the summary; up
+to 0.17.0 the summary, its `--- END OF CONTEXT SUMMARY — …---` line, a blank line, the tail
+message's content. A merged row is read as two messages: the tail message it carried
+(`original`) and the summary.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ JSON_PREFIX = "\x00json:"
 SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
 MERGED_HEADER = "[PRIOR CONTEXT — for reference only; not a new message]\n"
 MERGED_DELIMITER = "\n\n[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]\n\n"
+# Ends a summary; up to 0.17.0 a merged row goes on, after a blank line, with the tail message.
+SUMMARY_END = (
+    "\n\n--- END OF CONTEXT SUMMARY — respond to the message below, not the summary above ---"
+)
 
 # Message columns that are storage bookkeeping, not part of a message.
 BOOKKEEPING = frozenset(
@@ -71,6 +77,7 @@ class HermesRow:
     archived: bool  # `compacted`: archived by an in-place compaction
     summary: bool  # a compaction summary (flag or content), merged ones included
     original: HermesRow | None = None  # of a merged summary: the tail message it carried
+    merged_summary: str | None = None  # of a merged summary: the summary's own content
     problems: tuple[str, ...] = ()
 
     @property
@@ -80,11 +87,9 @@ class HermesRow:
 
     def summary_message(self) -> dict[str, Any]:
         """The summary as a message of its own (a merged row: without the tail message)."""
-        if self.original is None:
+        if self.merged_summary is None:
             return self.message
-        content = self.message["content"]
-        start = content.rindex(MERGED_DELIMITER) + len(MERGED_DELIMITER)
-        return {**self.message, "content": content[start:]}
+        return {**self.message, "content": self.merged_summary}
 
 
 def decode_row(row: sqlite3.Row) -> HermesRow:
@@ -106,7 +111,7 @@ def decode_row(row: sqlite3.Row) -> HermesRow:
     content = message.get("content")
     flagged = bool(_column(row, "_compressed_summary", 0))
     live, archived = bool(_column(row, "active", 1)), bool(_column(row, "compacted", 0))
-    original = _merged_original(row["id"], message, live, archived)
+    original, merged_summary = _merged(row["id"], message, live, archived)
     summary = flagged or original is not None or _starts_summary(content)
     return HermesRow(
         row_id=row["id"],
@@ -116,6 +121,7 @@ def decode_row(row: sqlite3.Row) -> HermesRow:
         archived=archived,
         summary=summary,
         original=original,
+        merged_summary=merged_summary,
         problems=tuple(problems),
     )
 
@@ -135,17 +141,27 @@ def decode_json(text: str) -> tuple[Any, bool]:
         return text, False
 
 
-def _merged_original(
+def _merged(
     row_id: int, message: dict[str, Any], live: bool, archived: bool
-) -> HermesRow | None:
+) -> tuple[HermesRow | None, str | None]:
+    """Of a summary merged into a tail message: that message, and the summary's content."""
     content = message.get("content")
-    if not isinstance(content, str) or not content.startswith(MERGED_HEADER):
-        return None
-    end = content.rfind(MERGED_DELIMITER)
-    if end < 0 or not _starts_summary(content[end + len(MERGED_DELIMITER) :]):
-        return None
-    carried = {**message, "content": content[len(MERGED_HEADER) : end]}
-    return HermesRow(row_id, carried, identity(carried), live, archived, summary=False)
+    if not isinstance(content, str):
+        return None, None
+    if content.startswith(MERGED_HEADER):  # 0.18.0 on: the tail message, then the summary
+        end = content.rfind(MERGED_DELIMITER)
+        summary = content[end + len(MERGED_DELIMITER) :]
+        if end < 0 or not _starts_summary(summary):
+            return None, None
+        carried = content[len(MERGED_HEADER) : end]
+    elif _starts_summary(content) and SUMMARY_END + "\n\n" in content:  # up to 0.17.0
+        end = content.index(SUMMARY_END + "\n\n") + len(SUMMARY_END)
+        summary, carried = content[:end], content[end + 2 :]
+    else:
+        return None, None
+    original = {**message, "content": carried}
+    row = HermesRow(row_id, original, identity(original), live, archived, summary=False)
+    return row, summary
 
 
 def _starts_summary(content: object) -> bool:

@@ -41,7 +41,7 @@ class Fail:
     reason: str
     snapshot: list[str]
     error: str
-    replacement: list[str | dict[str, Any]]
+    replacement: list[str | dict[str, Any]] | None  # None: what it held cannot be told
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,10 @@ class SessionPlan:
     stray_copies: list[int] = field(default_factory=list)  # copies of uncommitted summaries
     carried: list[int] = field(default_factory=list)  # copies a committed compaction kept
     merged: list[int] = field(default_factory=list)  # committed summaries merged into a message
-    archived_later: list[int] = field(default_factory=list)  # committed, rows archived since
+    lone_summaries: list[int] = field(default_factory=list)  # failed commits with no copies
+    # Summaries of bursts a later commit archived, by what their stamps told ("committed",
+    # "failed"; see `evidence`):
+    stamped: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def duplicates_dropped(self) -> int:
