@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from enum import Enum
+from itertools import pairwise
 
 from .rows import HermesRow
 
@@ -45,7 +46,7 @@ def stamped(rows: Sequence[HermesRow], earlier: Mapping[int, Sequence[HermesRow]
         fresh.append((row.row_id, stamp))
     if len(fresh) < 2:
         return Verdict.UNKNOWN
-    for (row_a, stamp_a), (row_b, stamp_b) in zip(fresh, fresh[1:]):
+    for (row_a, stamp_a), (row_b, stamp_b) in pairwise(fresh):
         if not 0 < stamp_b - stamp_a <= STEP * (row_b - row_a):
             return Verdict.FAILED
     return Verdict.COMMITTED

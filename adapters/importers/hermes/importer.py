@@ -10,7 +10,7 @@ differs from the file stops the import before anything is written. The second pa
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -69,24 +69,23 @@ def import_hermes(
         done = 0
         if progress:
             progress(0, total)
-        planned: list[tuple[SessionReport, int]] = []
+        planned: list[tuple[SessionReport, HermesSession, SessionPlan]] = []
         for session_id in source.session_ids():
             session = source.session(session_id)
-            report = _resume_point(store, session, plan_session(session)).report
-            planned.append((report, session.row_count))
+            plan = plan_session(session)
+            report = _resume_point(store, session, plan).report
+            planned.append((report, replace(session, rows=[]), plan))  # its plan holds the rows
             if dry_run and progress:
                 done += session.row_count
                 progress(done, total)
         if not dry_run:
-            for report, rows in planned:
+            for report, session, plan in planned:
                 if report.status != "unchanged":
-                    session = source.session(report.session_id)
-                    plan = plan_session(session)
                     _write(store, session, plan, _resume_point(store, session, plan))
                 if progress:
-                    done += rows
+                    done += session.row_count
                     progress(done, total)
-        return [report for report, _ in planned]
+        return [report for report, _, _ in planned]
 
 
 @dataclass

@@ -228,7 +228,6 @@ class _Planner:
             self.handoff_seen = True
             self.ordinary(summary)
             return
-        content = summary.summary_message()
         self.result.units.append(
             Fail(
                 reason=f"Hermes in-place compaction (summary row {summary.row_id})",
@@ -341,6 +340,19 @@ class _Planner:
             head = zip(block.head, block.head_ids, strict=True)
             carried = [*head, (block.summary, summary_id), *carried]
         hidden = [(row, m) for row, m in carried if row.hidden]
+        # A failed commit archived nothing: a message whose earlier row the undo left alone
+        # (live, or archived by a later commit) stays in Hermes' context.
+        still_live = [
+            (row, m)
+            for row, m in hidden
+            if summary_id is None and any(not r.hidden for r in self.rows_of[m])
+        ]
+        if still_live:
+            self.result.notes.append(
+                f"rows {row_ranges(row.row_id for row, _ in still_live)} are copies an undo "
+                "hid while the rows they copy stay live: their messages stay in the context"
+            )
+            hidden = [pair for pair in hidden if pair not in still_live]
         ids = [m for _, m in hidden]
         head_out = summary_id is None and any(row.hidden for row in block.head)
         if (

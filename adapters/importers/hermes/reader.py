@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .... import TranscriptError
-from .rows import JSON_COLUMNS, HermesRow, decode_json, decode_row
+from .rows import JSON_COLUMNS, HermesRow, TooDeep, decode_json, decode_row
 
 SUPPORTED_SCHEMA_VERSIONS = frozenset(range(11, 32))
 
@@ -89,22 +89,27 @@ class HermesFile:
         return self._query(sql)[0][0]
 
     def session_ids(self) -> list[str]:
-        """Every session, parents before their children, then by start time."""
+        """Every session, parents before their children, then by start time (a chain of any
+        length, walked without recursion; a parent cycle is broken where it closes)."""
         rows = self._query("SELECT id, parent_session_id FROM sessions ORDER BY started_at, id")
+        for row in rows:
+            if not isinstance(row["id"], str) or not row["id"]:
+                raise HermesImportError(
+                    f"{self.path} is not a valid Hermes store: a sessions row has the id "
+                    f"{row['id']!r}; nothing was imported"
+                )
         parents = {row["id"]: row["parent_session_id"] for row in rows}
         ordered: list[str] = []
         placed: set[str] = set()
-
-        def place(session_id: str, seen: frozenset[str]) -> None:
-            parent = parents.get(session_id)
-            if parent in parents and parent not in placed and parent not in seen:
-                place(parent, seen | {session_id})
-            if session_id not in placed:
-                placed.add(session_id)
-                ordered.append(session_id)
-
         for session_id in parents:
-            place(session_id, frozenset())
+            chain: list[str] = []  # the session and its unplaced ancestors, child first
+            current: str | None = session_id
+            while current in parents and current not in placed and current not in chain:
+                chain.append(current)
+                current = parents[current]
+            for link in reversed(chain):
+                placed.add(link)
+                ordered.append(link)
         return ordered
 
     def session(self, session_id: str) -> HermesSession:
@@ -119,7 +124,7 @@ class HermesFile:
             "SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
         ):
             count += 1
-            decoded = decode_row(message_row)
+            decoded = self._decode(message_row)
             if decoded.message.get("role") == "session_meta":
                 entry = {k: v for k, v in decoded.message.items() if k != "role"}
                 meta_rows.append({"row": decoded.row_id, **entry})
@@ -148,7 +153,18 @@ class HermesFile:
             "ORDER BY id LIMIT ?",
             (session_id, count),
         )
-        return [decode_row(row).identity for row in rows]
+        return [self._decode(row).identity for row in rows]
+
+    def _decode(self, row: sqlite3.Row) -> HermesRow:
+        try:
+            return decode_row(row)
+        except TooDeep as error:
+            raise self._too_deep(error) from None
+
+    def _too_deep(self, error: TooDeep) -> HermesImportError:
+        return HermesImportError(
+            f"{self.path}: {error}, deeper than a message may be; nothing was imported"
+        )
 
     def _session_metadata(self, columns: dict[str, Any], problems: list[str]) -> dict[str, Any]:
         metadata: dict[str, Any] = {key: columns[key] for key in TOP_LEVEL if key in columns}
@@ -167,7 +183,10 @@ class HermesFile:
             if isinstance(value, bytes):
                 problems.append(f"session column {key} holds binary data; not imported")
                 continue
-            hermes[key] = decode_json(value)[0] if key in JSON_COLUMNS else value
+            try:
+                hermes[key] = decode_json(value)[0] if key in JSON_COLUMNS else value
+            except TooDeep as error:
+                raise self._too_deep(TooDeep(f"the session's {key} is {error}")) from None
         metadata["hermes"] = hermes
         return metadata
 

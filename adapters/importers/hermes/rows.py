@@ -15,10 +15,13 @@ message's content. A merged row is read as two messages: the tail message it car
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
+
+from ....domain.messages import MAX_DEPTH
 
 JSON_PREFIX = "\x00json:"
 SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
@@ -104,7 +107,10 @@ def decode_row(row: sqlite3.Row) -> HermesRow:
             problems.append(f"row {row['id']}: column {key} holds binary data; not imported")
             continue
         if isinstance(value, str) and (key in JSON_COLUMNS or value.startswith(JSON_PREFIX)):
-            value, ok = decode_json(value)
+            try:
+                value, ok = decode_json(value)
+            except TooDeep as error:
+                raise TooDeep(f"row {row['id']}: its {key} is {error}") from None
             if not ok:
                 problems.append(f"row {row['id']}: {key} is not valid JSON; kept as text")
         message[key] = value
@@ -129,16 +135,43 @@ def decode_row(row: sqlite3.Row) -> HermesRow:
 def identity(message: dict[str, Any]) -> str:
     """The canonical JSON of what makes rows the same message."""
     kept = {key: value for key, value in message.items() if key not in NOT_IDENTITY}
-    return json.dumps(kept, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return orjson.dumps(kept, option=orjson.OPT_SORT_KEYS).decode()
 
 
 def decode_json(text: str) -> tuple[Any, bool]:
-    """(value, True) for JSON text (with or without the "\\x00json:" prefix), else (text, False)."""
+    """(value, True) for JSON text (with or without the "\\x00json:" prefix), else (text, False).
+
+    orjson decodes without recursing in Python (it refuses more than 1,024 levels), and
+    JSON nested deeper than a message may be is refused here (`TooDeep`), never walked."""
     raw = text.removeprefix(JSON_PREFIX)
     try:
-        return json.loads(raw, parse_constant=_reject_constant), True
-    except ValueError:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        if str(error).startswith("depth limit exceeded"):
+            raise TooDeep(f"JSON nested deeper than {MAX_DEPTH} levels") from None
         return text, False
+    if _depth(value) > MAX_DEPTH:
+        raise TooDeep(f"JSON nested deeper than {MAX_DEPTH} levels")
+    return value, True
+
+
+class TooDeep(ValueError):
+    """A JSON value nested deeper than a message may be."""
+
+
+def _depth(value: Any) -> int:
+    """How deep objects and lists nest in `value`, walked with a stack."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        elif not isinstance(item, list):
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in item)
+    return deepest
 
 
 def _merged(
@@ -166,10 +199,6 @@ def _merged(
 
 def _starts_summary(content: object) -> bool:
     return isinstance(content, str) and content.startswith(SUMMARY_PREFIXES)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def _column(row: sqlite3.Row, key: str, default: Any) -> Any:
