@@ -11,7 +11,8 @@ Schema versions 11 to 31 are read (`SUPPORTED_SCHEMA_VERSIONS`): every published
 (0.13.0 writes 11, 0.19.0 writes 22) and upstream's development schemas up to 31. Columns
 are read where present and treated as absent otherwise (`reader`); any other version is
 refused with `HermesImportError` naming the versions read, as is a file that is not SQLite,
-or has no `schema_version`, `sessions` or `messages` table.
+or has no `schema_version`, `sessions` or `messages` table, or is malformed (JSON nested
+deeper than a message may be, a sessions row without a text id): nothing is stored then.
 
 What an import does, per session (parents before their children):
 - `Started` with the session's source, model, parent session (rotations keep their lineage)
@@ -23,7 +24,8 @@ What an import does, per session (parents before their children):
   reasoning fields, finish_reason and timestamp kept; NULL columns and storage bookkeeping
   (flags, display ordering, row uids) dropped;
 - compactions, failed commits and rewinds as `plan` describes: copies are recognised by
-  their content and the shape of what a compaction writes, never by timestamps. A committed
+  their content and the shape of what a compaction writes, never by timestamps; whether a
+  compaction committed, by what is live, else by its rows' write times (`evidence`). A committed
   compaction supersedes exactly the messages its summary replaced (the rows it carried are
   the same messages as their originals); each failed commit of the failed-commit bug
   (hermes-agent#99477) is a failed attempt (failure `storage_error`) whose audit lists what
@@ -31,8 +33,8 @@ What an import does, per session (parents before their children):
   `/undo` (rows neither live nor archived) is one `store.rewind` of those messages, the tail
   of the context where Hermes undid them: marked rewound in the history, no compaction.
 
-Status per session: `imported`; `repaired` (failed commits found, every copy accounted
-for); `doubtful` (something could not be told; the notes say what and what was kept);
+Status per session: `imported` (nothing guessed); `repaired` (failed commits found, every
+copy accounted for); `doubtful` (something was guessed; the notes say what and what was kept);
 `unchanged` (the store holds it already). Importing the same file again stores nothing new;
 a session that went on in Hermes since is resumed. The file is opened read-only and never
 changed. Message rows of sessions missing from `sessions` are not imported. Event times are

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from enum import Enum
 from itertools import pairwise
 
+from .blocks import Block
 from .rows import HermesRow
 
 # The most one row of a committed burst adds to the previous one's stamp: 1 µs, which a
@@ -55,3 +56,17 @@ def stamped(rows: Sequence[HermesRow], earlier: Mapping[int, Sequence[HermesRow]
 def _stamp(row: HermesRow) -> float | None:
     value = row.message.get("timestamp")
     return float(value) if type(value) in (int, float) else None
+
+
+def judge(
+    block: Block, snapshot: Sequence[str], rows_of: Mapping[str, Sequence[HermesRow]]
+) -> tuple[Verdict, bool]:
+    """Whether `block`, planned over the active `snapshot`, committed; and whether its stamps
+    told (a later commit archived it). `rows_of`: each planned message's rows so far."""
+    if any(rows_of[m][-1].live for m in snapshot):
+        return Verdict.FAILED, False
+    written = [block.summary, *block.copies]
+    if any(row.live for row in written):
+        return Verdict.COMMITTED, False
+    earlier = {row.row_id: rows_of[m] for row, m in zip(block.copies, block.kept, strict=True)}
+    return stamped(written, earlier), True

@@ -16,11 +16,15 @@ id order with the active context planned so far:
   rows after it repeating the end of the active context (the tail; rows after the tail are
   new messages). With no head and no tail (a rotation child's handoff, say) the summary is
   an ordinary message;
-- a block whose context still has a live row failed (a commit archives every live row): it
-  is recorded as a failed attempt whose audit lists only what its result would have
-  superseded, and its copies and summary are not imported (copies of that summary, found
-  later in a head or a tail, neither). Otherwise it committed: its summary supersedes
-  exactly the messages neither carried in the head nor in the tail;
+- a block whose context still has a live row failed (a commit archives every live row); one
+  whose own rows are live committed; one a later commit archived is told by its rows' write
+  times (`evidence`). A failed block is recorded as a failed attempt whose audit lists only
+  what its result would have superseded, and its copies and summary are not imported (copies
+  of that summary, found later in a head or a tail, neither). A committed one's summary
+  supersedes exactly the messages neither carried in the head nor in the tail;
+- a summary row with no copies is a rotation child's handoff (an ordinary message) where the
+  rows before it repeat the parent's first ones, else a failed commit that wrote only its
+  summary (hermes-agent 0.18.0);
 - any other row is a new message, however much it resembles an earlier one: a user saying
   "ok" twice says it twice.
 
@@ -36,16 +40,16 @@ doubt). Two undos with no live row between them leave one run, and are one rewin
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from .... import InvalidMessageError, TranscriptError
-from ....domain.compaction import CompactionRejected, check_tool_pairing, pairing_facts
 from ....domain.messages import split_id
 from ....domain.rewind import taken_out
 from .blocks import Block, Tail, match_tail
-from .evidence import Verdict, stamped
+from .evidence import Verdict, judge
+from .pairing import Pairing
 from .reader import HermesSession
 from .report import describe_failure, describe_lone_failure, summarise
 from .rows import HermesRow
@@ -68,8 +72,7 @@ class _Planner:
         self.pending: list[HermesRow] = []  # held back: maybe the head of a block
         self.uncommitted: set[str] = set()  # identities of summaries that never committed
         self.rewound: dict[str, list[int]] = {}  # hidden since the last live row: id -> rows
-        self.calls: dict[str, str] = {}
-        self.answers: dict[str, str] = {}
+        self.pairing = Pairing()
         self.handoff_seen = False
 
     def plan(self) -> SessionPlan:
@@ -137,9 +140,7 @@ class _Planner:
         self.identity[new_id] = row.identity
         self.rows_of[new_id].append(row)
         self.contents[new_id] = content
-        calls, answers = pairing_facts(new_id, content)
-        self.calls.update(calls)
-        self.answers.update(answers)
+        self.pairing.remember(new_id, content)
 
     def valid(self, row: HermesRow, message: dict[str, Any]) -> dict[str, Any] | None:
         """The message's content, if the store can take it (problems become notes)."""
@@ -193,17 +194,11 @@ class _Planner:
         return match_tail(self.rows, index, self.active, self.identity, self.uncommitted, floor)
 
     def verdict(self, block: Block, snapshot: list[str]) -> Verdict:
-        """Whether the block committed (see `evidence`): by what is live, else by its stamps."""
-        if any(self.rows_of[m][-1].live for m in snapshot):
-            return Verdict.FAILED
-        written = [block.summary, *block.copies]
-        if any(row.live for row in written):
-            return Verdict.COMMITTED
-        earlier = {
-            row.row_id: self.rows_of[m] for row, m in zip(block.copies, block.kept, strict=True)
-        }
-        verdict = stamped(written, earlier)
+        """Whether the block committed (see `evidence`); a note when its stamps told."""
+        verdict, by_stamps = judge(block, snapshot, self.rows_of)
         row = block.summary.row_id
+        if not by_stamps:
+            return verdict
         if verdict is Verdict.UNKNOWN:
             self.result.doubts.append(
                 f"the compaction with summary row {row} had its rows archived by a later "
@@ -266,7 +261,7 @@ class _Planner:
         summary_id = message_id(self.session.id, summary.row_id) + ":summary"
         order = [*block.head_ids, summary_id, *block.tail.ids]
         superseded = [m for m in snapshot if m not in set(block.kept)]
-        commits = self.pairing_allows(order, superseded, summary_id, content)
+        commits = self.pairing.allows(order, superseded, summary_id, content)
         contents = {**self.contents, summary_id: content}
         self.result.units.append(
             Compact(
@@ -293,7 +288,7 @@ class _Planner:
         for row, kept in zip(block.copies, block.kept, strict=True):
             self.rows_of[kept].append(row if row is not summary.original else summary)
         self.remember(summary_id, summary, content)
-        self.forget_pairing(superseded)
+        self.pairing.forget(superseded)
         self.active = order
         self.result.committed += 1
         self.result.messages += 1
@@ -379,7 +374,7 @@ class _Planner:
         rows = row_ranges(row for rows in self.rewound.values() for row in rows)
         self.rewound = {}
         try:
-            taken_out(self.active, gone, self.calls, self.answers)
+            taken_out(self.active, gone, self.pairing.calls, self.pairing.answers)
         except TranscriptError as error:
             self.result.doubts.append(
                 f"rows {rows} were undone in Hermes, but the store cannot take their messages "
@@ -388,36 +383,11 @@ class _Planner:
             return
         self.result.units.append(Rewind(f"Hermes rewind (rows {rows} undone)", gone))
         self.active = kept
-        self.forget_pairing(gone)
+        self.pairing.forget(gone)
         self.result.rewinds += 1
         self.result.notes.append(
             f"rows {rows} were undone in Hermes: their messages are rewound, kept in the history"
         )
-
-    # -- tool-call pairing, as the store checks it -----------------------------------------
-
-    def forget_pairing(self, gone: Iterable[str]) -> None:
-        removed = set(gone)
-        self.calls = {call: m for call, m in self.calls.items() if m not in removed}
-        self.answers = {m: call for m, call in self.answers.items() if m not in removed}
-
-    def pairing_allows(
-        self,
-        order: list[str],
-        superseded: list[str],
-        new_id: str | None,
-        new: dict[str, Any] | None,
-    ) -> bool:
-        calls, answers = dict(self.calls), dict(self.answers)
-        if new_id is not None and new is not None:
-            new_calls, new_answers = pairing_facts(new_id, new)
-            calls.update(new_calls)
-            answers.update(new_answers)
-        try:
-            check_tool_pairing(order, calls, answers, superseded)
-        except CompactionRejected:
-            return False
-        return True
 
 
 def _tokens(contents: dict[str, dict[str, Any]], ids: Sequence[str]) -> int | None:
