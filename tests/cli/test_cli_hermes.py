@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
+
 from support.cli import Run
-from support.hermes import SYNTHETIC as FIXTURE
-from support.hermes import Release, make_hermes
+from support.hermes import SYNTHETIC as FIXTURE, Release, make_hermes
 
 HEALTHY, COMPACTED, CORRUPTED = (
     "20260829_101500_a1b2c3",
@@ -174,7 +174,10 @@ def test_a_file_hermes_0_19_0_wrote_imports_with_its_failed_commits_repaired_and
         "failed" if kind == "fail" else "committed" for kind in kinds
     ]
     history = lines(run("history", undo))
-    assert history[0].strip().startswith(undo)
+    assert history[0].strip() == (
+        f"History of {undo} ({len(truth['history'])} messages, {len(kinds)} compaction "
+        f"attempts, {len(rewinds)} rewinds)"
+    )
     assert sum("│ rewound by v" in line for line in history) == sum(map(len, rewinds))
     assert lines(run("import", "hermes", str(release.path)))[-1] == (
         f"{len(reports)} sessions: 0 imported, 0 repaired, {len(reports)} unchanged."

@@ -9,9 +9,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from support.hermes import make_hermes
 from transcripts import TranscriptStore
 from transcripts.adapters.importers.hermes import HermesImportError, import_hermes
+
+from support.hermes import make_hermes
 
 DEEP = 100_000  # far past Python's recursion limit
 
