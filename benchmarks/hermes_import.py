@@ -12,8 +12,9 @@ flushed on top of the live rows, row by row) and the next one commits. Each size
 into a fresh SQLite store `--rounds` times; the median is kept.
 
   (a) the long session (`--long`, 2,000 turns, ~5,800 rows): target < 2 s.
-  (b) its time per row vs the short session's (`--short`, 200 turns): target <= 1.5
-      (linear in rows).
+  (b) its CPU time per row vs the short session's (`--short`, 200 turns): target <= 1.5
+      (linear in rows). CPU time, since the wall clock's share of disk syncs (one per
+      transaction: a batch of appends, a compaction) varies with the disk, not the rows.
 """
 
 from __future__ import annotations
@@ -149,7 +150,8 @@ def run(args: argparse.Namespace, directory: Path) -> int:
         seconds(short, directory, args.rounds),
         seconds(long, directory, args.rounds),
     )
-    ratio = (time_long / rows_long) / (time_short / rows_short)
+    ratio = (cpu_long / rows_long) / (cpu_short / rows_short)
+    wall_ratio = (time_long / rows_long) / (time_short / rows_short)
     print(f"{'session':<24} {'rows':>6} {'seconds':>8} {'CPU s':>6} {'µs/row':>7}")
     for name, rows, took, cpu in (
         (f"short ({args.short} turns)", rows_short, time_short, cpu_short),
@@ -160,7 +162,8 @@ def run(args: argparse.Namespace, directory: Path) -> int:
     verdict = {True: "met", False: "MISSED"}
     print(f"(a) long import: {time_long:.2f} s (target < {TARGET_SECONDS} s): {verdict[met_time]}")
     print(
-        f"(b) per row, long / short: {ratio:.2f} (target <= {TARGET_RATIO}): {verdict[met_ratio]}"
+        f"(b) CPU per row, long / short: {ratio:.2f} (target <= {TARGET_RATIO}): "
+        f"{verdict[met_ratio]}; wall clock {wall_ratio:.2f} (info: the disk's syncs vary)"
     )
     return 1 if args.check and not (met_time and met_ratio) else 0
 

@@ -56,6 +56,12 @@ from run_agent import AIAgent  # noqa: E402
 from truth import Truth  # noqa: E402
 
 PROMPT_PLACEHOLDER = "[Hermes' system prompt, replaced by the generator]"
+# Hermes' summary rows open with its compressor's instructions (SUMMARY_PREFIX): its own
+# marker is kept, the rest replaced.
+SUMMARY_PLACEHOLDER = (
+    "[CONTEXT COMPACTION — REFERENCE ONLY] [Hermes' summary instructions, replaced by the "
+    "generator]"
+)
 FILES = HOME / "project"
 
 
@@ -314,6 +320,18 @@ def scenarios(truth: Truth, db: SessionDB) -> dict[str, str]:
     return done
 
 
+def strip_hermes_text(connection: sqlite3.Connection) -> None:
+    """Hermes' own prompt text, replaced by placeholders: the system prompt, and the
+    compressor's instructions opening every summary (copies of a summary stay alike)."""
+    from agent.context_compressor import SUMMARY_PREFIX
+
+    connection.execute("UPDATE sessions SET system_prompt = ?", (PROMPT_PLACEHOLDER,))
+    connection.execute(
+        "UPDATE messages SET content = replace(content, ?, ?) WHERE instr(content, ?) > 0",
+        (SUMMARY_PREFIX, SUMMARY_PLACEHOLDER, SUMMARY_PREFIX),
+    )
+
+
 def drop_search_index(connection: sqlite3.Connection) -> None:
     """Hermes' full-text index (its FTS5 tables and their triggers): most of a file's size,
     and nothing the importer reads."""
@@ -345,7 +363,7 @@ def main(out: Path) -> None:
     copy_path = target / "state.db.tmp"
     with sqlite3.connect(db_path) as source, sqlite3.connect(copy_path) as copy:
         source.backup(copy)  # one file, no WAL beside it
-        copy.execute("UPDATE sessions SET system_prompt = ?", (PROMPT_PLACEHOLDER,))
+        strip_hermes_text(copy)
     for connection in (source, copy):
         connection.close()
     with sqlite3.connect(copy_path, isolation_level=None) as copy:
