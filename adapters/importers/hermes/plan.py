@@ -14,8 +14,7 @@ id order with the active context planned so far:
   back: it is a head if a summary row follows it, else it is new messages after all;
 - a summary row opens a *block*: the held-back head, the summary, and the longest run of
   rows after it repeating the end of the active context (the tail; rows after the tail are
-  new messages). With no head and no tail (a rotation child's handoff, say) the summary is
-  an ordinary message;
+  new messages);
 - a block whose context still has a live row failed (a commit archives every live row); one
   whose own rows are live committed; one a later commit archived is told by its rows' write
   times (`evidence`). A failed block is recorded as a failed attempt whose audit lists only
@@ -223,28 +222,14 @@ class _Planner:
             self.handoff_seen = True
             self.ordinary(summary)
             return
-        self.result.units.append(
-            Fail(
-                reason=f"Hermes in-place compaction (summary row {summary.row_id})",
-                snapshot=list(self.active),
-                error=describe_lone_failure(summary, self.session.last_compression_error),
-                replacement=None,
-            )
-        )
-        self.uncommitted.add(summary.identity)
-        self.result.failed += 1
-        self.result.failed_blocks.append(summary.row_id)
+        error = describe_lone_failure(summary, self.session.last_compression_error)
+        self.failed(summary, list(self.active), error, None)
         self.result.lone_summaries.append(summary.row_id)
         if summary.original is not None:
             self.new_message(summary.original)  # the tail message it was merged into: new
 
     def ordinary(self, summary: HermesRow) -> None:
         """A summary kept as a message: a rotation child's handoff, or a session's first row."""
-        if self.active and self.session.parent_id is None:
-            self.result.doubts.append(
-                f"row {summary.row_id} is a compaction summary, but no row around it repeats "
-                "the context; kept as a message"
-            )
         if summary.original is None:
             self.new_message(summary)
             return
@@ -310,18 +295,22 @@ class _Planner:
             first_row,
             self.session.last_compression_error,
         )
-        self.result.units.append(
-            Fail(
-                reason=f"Hermes in-place compaction (summary row {summary.row_id})",
-                snapshot=snapshot,
-                error=error,
-                replacement=[*block.head_ids, content, *block.tail.ids],
-            )
-        )
+        self.failed(summary, snapshot, error, [*block.head_ids, content, *block.tail.ids])
+        self.result.copies_dropped += [r.row_id for r in block.copies if r is not summary.original]
+
+    def failed(
+        self,
+        summary: HermesRow,
+        snapshot: list[str],
+        error: str,
+        replacement: list[str | dict[str, Any]] | None,
+    ) -> None:
+        """Plan a failed attempt; its summary (and any copy of it) is never a message."""
+        reason = f"Hermes in-place compaction (summary row {summary.row_id})"
+        self.result.units.append(Fail(reason, snapshot, error, replacement))
         self.uncommitted.add(summary.identity)
         self.result.failed += 1
         self.result.failed_blocks.append(summary.row_id)
-        self.result.copies_dropped += [r.row_id for r in block.copies if r is not summary.original]
 
     # -- rewinds ---------------------------------------------------------------------------
 

@@ -75,10 +75,9 @@ class Conversation:
         session_id: str,
         platform: str,
         *,
-        in_place: bool = True,
         head: int = 3,
     ) -> None:
-        self.truth, self.db, self.platform, self.in_place = truth, db, platform, in_place
+        self.truth, self.db, self.platform = truth, db, platform
         self.head = head  # 3: the summary merges into the tail here; 2: it stands alone
         self.history: list[dict[str, Any]] = []
         self.steps = 0
@@ -97,7 +96,6 @@ class Conversation:
             enabled_toolsets=["file"],
             session_id=session_id,
         )
-        agent.compression_in_place = self.in_place
         compressor = agent.context_compressor
         compressor.tail_token_budget = 60
         compressor.protect_first_n = self.head
@@ -114,7 +112,7 @@ class Conversation:
         assert not compact or read, "Hermes compacts after a tool call here"
         self.steps += 1
         MODEL.turn = Turn(reply, read=read, pressure=bool(compact), call_id=self._call_id())
-        self.agent.compression_in_place = compact in ("commit", "fail")
+        self.agent.compression_in_place = compact in ("commit", "fail")  # else a rotation
         self.truth.fail_next_commit = compact == "fail"
         before = self.attempts()
         result = self.agent.run_conversation(text, conversation_history=self.history)
@@ -303,10 +301,10 @@ def scenarios(truth: Truth, db: SessionDB) -> dict[str, str]:
     done[c.session_id] = plain(c)
     c = Conversation(truth, db, "20260101_100000_gatew1", "telegram")
     done[c.session_id] = gateway(c)
-    c = Conversation(truth, db, "20260101_110000_rotat1", "discord", in_place=False, head=2)
+    c = Conversation(truth, db, "20260101_110000_rotat1", "discord", head=2)
     done.update(chain(c, in_place))
     if undo:
-        c = Conversation(truth, db, "20260101_120000_rewnd1", "cli", in_place=in_place)
+        c = Conversation(truth, db, "20260101_120000_rewnd1", "cli")
         done[c.session_id] = undone(c, in_place)
     if in_place:
         c = Conversation(truth, db, "20260101_130000_cfffc1", "cli", head=2)
@@ -315,7 +313,7 @@ def scenarios(truth: Truth, db: SessionDB) -> dict[str, str]:
         done[c.session_id] = fail_then_commit(c)
         c = Conversation(truth, db, "20260101_140000_resum1", "cli")
         done[c.session_id] = resumed(c)
-    c = Conversation(truth, db, "20260101_150000_long01", "cli", in_place=in_place, head=2)
+    c = Conversation(truth, db, "20260101_150000_long01", "cli", head=2)
     done.update(long_session(c, in_place))
     return done
 

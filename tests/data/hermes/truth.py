@@ -142,10 +142,10 @@ class Truth:
             kind = "rotate" if rotated else {"committed": "commit"}.get(truth.last_commit, "fail")
             state = truth.session(session_id)
             summary = f"{session_id}/summary{len(state['attempts']) + 1}"
-            for message in after:
-                if _summary(message) and "_summary" not in message:
-                    message["_summary"] = (summary, _SUMMARY_IS[kind])
-            merged = [m["_truth"] for m in after if "_summary" in m and "_truth" in m]
+            made = [m for m in after if _summary(m) and "_summary" not in m]  # this summary
+            for message in made:
+                message["_summary"] = (summary, _SUMMARY_IS[kind])
+            merged = [m["_truth"] for m in made if "_truth" in m]
             kept = [m["_truth"] for m in after if m.get("_truth") in snapshot]
             state["attempts"].append(
                 {
@@ -158,7 +158,7 @@ class Truth:
                     "error": "database is locked" if kind == "fail" else None,
                 }
             )
-            truth.pending_rows(kind)
+            truth.pending_rows()
             if rotated:
                 child = truth.session(agent.session_id)
                 child["parent"], child["handoff"] = session_id, summary
@@ -203,7 +203,7 @@ class Truth:
         if rewind is not None:
             SessionDB.rewind_to_message = rewound
 
-    def pending_rows(self, kind: str) -> None:
+    def pending_rows(self) -> None:
         """Record the rows a commit or a handoff wrote, now that its summary is known."""
         if self.held is None:
             return
