@@ -5,14 +5,19 @@ line with exit 1 (tests/cli/test_cli_hermes.py)."""
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 import sqlite3
+import uuid
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from transcripts import TranscriptStore
 from transcripts.adapters.importers.hermes import HermesImportError, import_hermes
 
-from support.hermes import make_hermes
+from support.hermes import Release, make_hermes
 
 DEEP = 100_000  # far past Python's recursion limit
 
@@ -100,3 +105,60 @@ def test_a_parent_cycle_is_imported_with_the_cycle_broken_where_it_closes(
         "a": "b",
         "b": "a",
     }
+
+
+# Any value in any column of any row: the import either stores the file or refuses it with
+# one line, storing nothing.
+ANY_VALUE = st.one_of(
+    st.none(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(allow_nan=False),
+    st.text(max_size=40),
+    st.binary(max_size=8),
+    st.sampled_from(
+        [
+            "\x00json:" + deep(DEEP),
+            "\x00json:{not json",
+            "\x00json:" + '{"a": ' * 120 + "1" + "}" * 120,
+            "[CONTEXT COMPACTION — REFERENCE ONLY] a summary",
+            "[PRIOR CONTEXT — for reference only; not a new message]\nx\n\n"
+            "[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]\n\n[CONTEXT SUMMARY]: y",
+            "user",
+            "tool",
+            '[{"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]',
+        ]
+    ),
+)
+COLUMNS = ("role", "content", "tool_calls", "tool_call_id", "timestamp", "active", "compacted")
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    damage=st.lists(
+        st.tuples(st.integers(0, 10_000), st.sampled_from(COLUMNS), ANY_VALUE), max_size=6
+    )
+)
+def test_a_release_s_file_damaged_anywhere_imports_or_is_refused_in_one_line_storing_nothing(
+    tmp_path: Path, damage: list[tuple[int, str, object]]
+) -> None:
+    source = tmp_path / f"damaged-{uuid.uuid4().hex}.db"
+    shutil.copy(Release.load("0.19.0").path, source)
+    with sqlite3.connect(source) as connection:
+        rows = [row for (row,) in connection.execute("SELECT id FROM messages ORDER BY id")]
+        for pick, column, value in damage:
+            with contextlib.suppress(sqlite3.IntegrityError):  # a value the schema refuses
+                connection.execute(
+                    f"UPDATE messages SET {column} = ? WHERE id = ?",
+                    (value, rows[pick % len(rows)]),
+                )
+    connection.close()
+    with TranscriptStore.open("memory://") as store:
+        try:
+            reports = import_hermes(store, source)
+        except HermesImportError as error:
+            assert "\n" not in str(error)
+            assert store.sessions() == []
+        else:
+            assert {report.session_id for report in reports} == {s["id"] for s in store.sessions()}

@@ -22,7 +22,15 @@ from transcripts.adapters.importers.hermes import import_hermes
 
 from support.hermes import DATA, SYNTHETIC, SUMMARY
 
-RELEASE_OF = {11: "0.13.0", 13: "0.15.2", 16: "0.17.0", 19: "0.18.2", 22: "0.19.0"}
+RELEASE_OF = {
+    11: "0.13.0",
+    13: "0.15.2",
+    14: "0.16.0",
+    16: "0.17.0",
+    17: "0.18.0",
+    19: "0.18.2",
+    22: "0.19.0",
+}
 UPSTREAM_MESSAGES = (
     "_compressed_summary INTEGER NOT NULL DEFAULT 0",
     "display_kind TEXT",
