@@ -162,3 +162,14 @@ def test_a_release_s_file_damaged_anywhere_imports_or_is_refused_in_one_line_sto
             assert store.sessions() == []
         else:
             assert {report.session_id for report in reports} == {s["id"] for s in store.sessions()}
+
+
+def test_a_session_the_store_cannot_start_is_an_error_before_any_session_is_stored(
+    store: TranscriptStore, tmp_path: Path
+) -> None:
+    source = hermes_file(
+        tmp_path / "state.db", [("good", None), ("x" * 2000, None)], [("good", "user", "hi", None)]
+    )
+    with pytest.raises(HermesImportError, match="cannot be stored .*; nothing was imported"):
+        import_hermes(store, source)
+    assert store.sessions() == []

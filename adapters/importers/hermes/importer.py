@@ -14,9 +14,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from .... import SessionNotFoundError, TranscriptStore
+from .... import SessionNotFoundError, TranscriptError, TranscriptStore
 from ....domain.compaction import STORAGE_ERROR
 from ....domain.messages import content_hash, split_id
+from ....domain.sessions import check_start
 from .plan import plan_session
 from .reader import HermesFile, HermesImportError, HermesSession
 from .steps import Append, Compact, Fail, Rewind, SessionPlan, Unit
@@ -72,6 +73,7 @@ def import_hermes(
         planned: list[tuple[SessionReport, HermesSession, SessionPlan]] = []
         for session_id in source.session_ids():
             session = source.session(session_id)
+            _check_storable(source.path, session)
             plan = plan_session(session)
             report = _resume_point(store, session, plan).report
             planned.append((report, replace(session, rows=[]), plan))  # its plan holds the rows
@@ -86,6 +88,18 @@ def import_hermes(
                     done += session.row_count
                     progress(done, total)
         return [report for report, _, _ in planned]
+
+
+def _check_storable(path: Path, session: HermesSession) -> None:
+    """The session can be started in the store (its id, source, model, parent and metadata),
+    checked before anything of the file is stored."""
+    started = (session.id, session.source, session.model, session.parent_id, session.metadata)
+    try:
+        check_start(*started)
+    except TranscriptError as error:
+        raise HermesImportError(
+            f"{path}: session {session.id!r} cannot be stored ({error}); nothing was imported"
+        ) from None
 
 
 @dataclass
