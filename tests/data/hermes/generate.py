@@ -18,8 +18,9 @@ real `ContextCompressor`, in place or by rotation), talking to a fake model on 1
 commit is `archive_and_compact` raising "database is locked", as in Hermes' own regression
 test for hermes-agent#99477. The compressor's budgets are set small (`tail_token_budget`,
 `protect_first_n`, `protect_last_n`, as a user's config may) so short conversations have a
-middle to compress. `truth.py` records what every row is while Hermes writes it. Hermes'
-system prompt is replaced by a placeholder in the file written (it is Hermes' text, not ours).
+middle to compress. `truth.py` records what every row is while Hermes writes it. Hermes' own
+prompt text (the system prompt, the compressor's instructions opening each summary) is
+replaced by placeholders in the file written, and its full-text index is dropped.
 """
 
 from __future__ import annotations
