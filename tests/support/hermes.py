@@ -59,12 +59,6 @@ class Release:
         rows = [(int(row), entry) for row, entry in self.truth["rows"].items()]
         return sorted((row, entry) for row, entry in rows if entry["session"] == session_id)
 
-    def ids_of(self, row_id: int) -> list[str]:
-        """What a row holds in the context: a committed summary, then its message."""
-        entry = self.row(row_id)
-        ids = [entry["summary"]] if entry.get("summary_is") not in (None, "failed") else []
-        return ids + ([entry["message"]] if "message" in entry else [])
-
     def copies_dropped(self, session_id: str) -> int:
         """Rows the import leaves out: copies a failed commit's flush wrote, and every row of
         a summary that never committed."""
@@ -158,13 +152,15 @@ class HermesHistory:
                 self.rows[row_id - 1]["compacted"] = 0
         # A commit's rows are one transaction, stamped 1 µs apart; a failed commit's flush
         # stamps each row when it writes it.
-        start = next(self.clock)
-        stamps = itertools.count() if commit else None
-        stamp = lambda: start + next(stamps) * 1e-6 if stamps else next(self.clock)  # noqa: E731
+        start, burst = next(self.clock), itertools.count()
+
+        def stamp() -> float:
+            return start + next(burst) * 1e-6 if commit else next(self.clock)
+
         self.copy(carried_head, stamp)
+        text = SUMMARY.format(text)
         summary = self._insert(
-            {"role": "user", "content": SUMMARY.format(text), "timestamp": stamp()}
-            | {"_compressed_summary": 1}
+            {"role": "user", "content": text, "timestamp": stamp(), "_compressed_summary": 1}
         )
         self.copy(carried_tail, stamp)
         return summary

@@ -167,12 +167,13 @@ class _Planner:
             return index + 1
         snapshot = list(self.active)
         summary_id = None
-        if self.verdict(block, snapshot) is Verdict.FAILED:
+        failed = self.verdict(block, snapshot) is Verdict.FAILED
+        if failed:
             self.fail(block, snapshot)  # it carries nothing: rows hidden before it stay rewound
         else:
             self.rewound = {}  # kept by the tail: the originals of carried rows, not rewound
             summary_id = self.commit(block, snapshot)
-        self.undone_copies(block, summary_id)
+        self.undone_copies(block, summary_id, archived_nothing=failed)
         if summary.original is not None and not block.merged_kept:
             self.new_message(summary.original)  # the merged tail message, first written here
         for row in tail.skipped:
@@ -211,7 +212,8 @@ class _Planner:
 
     def lone(self, summary: HermesRow) -> None:
         """A summary row with no copies around it: a rotation child's handoff (its first
-        summary, after rows repeating the parent's first ones), else a failed commit that
+        summary, after rows repeating the parent's first ones); one not archived after archived
+        rows (a commit's, whose copies were not found), in doubt; else a failed commit that
         left only its summary (hermes-agent 0.18.0)."""
         before = [self.identity[m] for m in self.active]
         if not self.active or (
@@ -220,6 +222,13 @@ class _Planner:
             and before == self.session.parent_head[: len(before)]
         ):
             self.handoff_seen = True
+            self.ordinary(summary)
+            return
+        if not summary.archived and any(self.rows_of[m][-1].archived for m in self.active):
+            self.result.doubts.append(  # a commit's, whose copies an undo hid, say
+                f"row {summary.row_id} is a compaction summary after archived rows, but no row "
+                "around it repeats the context; kept as a message"
+            )
             self.ordinary(summary)
             return
         error = describe_lone_failure(summary, self.session.last_compression_error)
@@ -314,22 +323,26 @@ class _Planner:
 
     # -- rewinds ---------------------------------------------------------------------------
 
-    def undone_copies(self, block: Block, summary_id: str | None) -> None:
+    def undone_copies(
+        self, block: Block, summary_id: str | None, *, archived_nothing: bool
+    ) -> None:
         """Copies in the block that an undo hid since: their messages, the end of the context,
         are rewound with the hidden rows after them (unless a later compaction carries them).
         Without a commit (`summary_id` None) only the tail is in the context: the summary is
-        not imported, and hidden head copies carry messages at its start (a doubt)."""
+        not imported, and hidden head copies carry messages at its start (a doubt). If it
+        `archived_nothing` (failed in Hermes), a message whose original row the undo left is
+        still in Hermes' context: nothing of it is rewound."""
         carried = list(zip(block.tail.rows, block.tail.ids, strict=True))
         if summary_id is not None:
             head = zip(block.head, block.head_ids, strict=True)
             carried = [*head, (block.summary, summary_id), *carried]
         hidden = [(row, m) for row, m in carried if row.hidden]
-        # A failed commit archived nothing: a message whose earlier row the undo left alone
-        # (live, or archived by a later commit) stays in Hermes' context.
+        # A commit that failed in Hermes archived nothing: a message whose earlier row the undo
+        # left alone (live, or archived by a later commit) stays in Hermes' context.
         still_live = [
             (row, m)
             for row, m in hidden
-            if summary_id is None and any(not r.hidden for r in self.rows_of[m])
+            if archived_nothing and any(not r.hidden for r in self.rows_of[m])
         ]
         if still_live:
             self.result.notes.append(
