@@ -7,6 +7,7 @@ with TranscriptStore.open("sqlite:///transcripts.db") as store:
     store.append("session-1", [{"role": "user", "content": "hello"}])
 """
 
+from .application.changes import Append, Compact, Rewind, SetState
 from .application.results import CompactionAttempt, CompactionResult, Erasure
 from .application.storage import StoreConfig
 from .application.store import TranscriptStore
@@ -30,6 +31,8 @@ from .projections.views import ViewStatus
 
 __all__ = [
     "MAX_ID_LENGTH",
+    "Append",
+    "Compact",
     "CompactionAttempt",
     "CompactionResult",
     "EncryptionKeyError",
@@ -41,8 +44,10 @@ __all__ = [
     "MessageNotFoundError",
     "NotAStoreError",
     "Problem",
+    "Rewind",
     "SessionErasedError",
     "SessionNotFoundError",
+    "SetState",
     "StorageError",
     "StoreConfig",
     "StoredLog",

@@ -30,6 +30,7 @@ from ..projections.fold import SessionFold
 from ..projections.projector import Projector
 from ..projections.views import SearchQuery, TranscriptViews
 from . import arguments
+from .changes import Change, Changes
 from .compaction import Compactions, Summarize
 from .decoding import UNREADABLE, corrupt_session
 from .event_log import TranscriptLog
@@ -162,6 +163,16 @@ class TranscriptStore(PagedReads, ViewMaintenance):
         """
         self._append(session_id, live_messages, restore=False, expected=expected_version)
         return self.active(session_id)
+
+    def write(
+        self, session_id: str, changes: Sequence[Change], *, expected_version: int | None = None
+    ) -> int:
+        """Make `changes` (`Append`, `Rewind`, `Compact`, `SetState`) in order, in one
+        transaction (see `changes`); return the session's version after them.
+        `expected_version`: as `append`'s; a write holding a `Compact` needs one."""
+        session_id = arguments.session_id(session_id)
+        planned = Changes(session_id, changes, expected_version)
+        return self._log.write(session_id, planned.apply, appends=planned.only_appends)
 
     def rewind(
         self, session_id: str, *, count: int | None = None, to: str | None = None, reason: str = ""
@@ -298,9 +309,18 @@ class TranscriptStore(PagedReads, ViewMaintenance):
         session_id = arguments.session_id(session_id)
         return [event_entry(event) for event in self._log.session_events(session_id)]
 
-    def sessions(self) -> list[dict[str, Any]]:
-        """Every session, in the order they were started."""
-        return [row.as_summary() for row in self._read(self._views.sessions)]
+    def sessions(self, *, source: str | None = None) -> list[dict[str, Any]]:
+        """Every session (started with `source`, if given), in the order they were started."""
+        source = arguments.optional_text(source, "source")
+        return [row.as_summary() for row in self._read(lambda: self._views.sessions(source))]
+
+    def session(self, session_id: str) -> dict[str, Any]:
+        """One session's `sessions()` entry: its state and version are read together."""
+        session_id = arguments.session_id(session_id)
+        row = self._read(lambda: self._views.session(session_id))
+        if row is None:
+            raise SessionNotFoundError(session_id)
+        return row.as_summary()
 
     def explain(self, session_id: str, message_id: str) -> dict[str, Any]:
         """Why a message is (or is not) in the active context: who added, superseded, rewound

@@ -9,9 +9,11 @@ message in the context without the assistant message that makes its call.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
 
 from .errors import MessageNotFoundError, TranscriptError
+from .messages import safe_text
 
 
 def plan_rewind(
@@ -64,3 +66,33 @@ def taken_out(
                 f"{message_id!r}"
             )
     return [message_id for message_id in active if message_id in rewound]
+
+
+class Rewinding:
+    """The rewind commands of a transcript (a Transcript mixin)."""
+
+    session_id: str
+    active: list[str]
+    hashes: dict[str, str]
+    calls: dict[str, str]
+    answers: dict[str, str]
+    Rewound: type[Any]
+    trigger_event: Callable[..., Any]
+    _check_not_erased: Callable[[], None]
+    _check_complete: Callable[[], None]
+
+    def rewind_target(self, *, count: int | None, to: str | None) -> list[str]:
+        """The ids a rewind takes out: the last `count` active, or every active after `to`."""
+        self._check_not_erased()
+        self._check_complete()
+        return plan_rewind(self.session_id, self.active, self.hashes, count=count, to=to)
+
+    def rewind(self, message_ids: Sequence[str], *, reason: str) -> list[str]:
+        """Take the active ones of `message_ids` out of the context in one Rewound event;
+        return them in their active order. None active (a rewind that landed): nothing."""
+        self._check_not_erased()
+        self._check_complete()
+        gone = taken_out(self.active, message_ids, self.calls, self.answers)
+        if gone:
+            self.trigger_event(self.Rewound, message_ids=gone, reason=safe_text(reason))
+        return gone

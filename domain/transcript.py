@@ -12,7 +12,8 @@ A transcript can also be resumed from its start alone (see `domain.resumption`).
 
 A committed compaction or a rewind moves the fence: an attempt begun before it cannot commit,
 so a commit names what it supersedes by a count (`domain.committed`). A rewound message
-stays stored, and `append` restores it (see `domain.rewind`).
+stays stored, and `append` restores it (see `domain.rewind`). Beside its messages a session
+keeps a state, a JSON object of the caller's (`domain.state`).
 
 `Erased` is the tombstone `forget` leaves: the store deletes every earlier event of the
 stream in the transaction that inserts it, so it replays as the stream's first and only
@@ -42,8 +43,9 @@ from .compaction import (
 from .errors import MessageConflictError, SessionErasedError, TranscriptError
 from .messages import Message, content_hash, new_message_id, safe_text, split_id, with_id
 from .resumption import Resumable
-from .rewind import plan_rewind, taken_out
+from .rewind import Rewinding
 from .sessions import check_start
+from .state import SessionState
 
 
 @lru_cache(maxsize=4096)
@@ -52,7 +54,7 @@ def transcript_id(session_id: str) -> UUID:
     return uuid5(NAMESPACE_URL, f"/transcripts/{session_id}")
 
 
-class Transcript(Resumable, ToolPairing, Aggregate):
+class Transcript(Resumable, ToolPairing, Rewinding, SessionState, Aggregate):
     TOPIC = "transcripts:Transcript"
 
     class Event(Aggregate.Event):
@@ -132,6 +134,16 @@ class Transcript(Resumable, ToolPairing, Aggregate):
             transcript.rewound |= gone
             transcript.fence_version = self.originator_version
 
+    class StateChanged(Event):
+        """Keys of the session's state set (`values`) or removed: see `domain.state`."""
+
+        TOPIC = "transcripts:Transcript.StateChanged"
+        values: dict[str, Any]
+        removed: list[str]
+
+        def apply(self, transcript: Transcript) -> None:
+            transcript.apply_state_change(self.values, self.removed)
+
     class Erased(Event):
         """The tombstone of a forgotten session: that it existed, when, and how much it held."""
 
@@ -156,6 +168,7 @@ class Transcript(Resumable, ToolPairing, Aggregate):
         def apply(self, transcript: Transcript) -> None:
             transcript.parent_id = None
             transcript.metadata = {}
+            transcript.state = {}
             transcript.active = []
             transcript.hashes = {}
             transcript.calls = {}
@@ -179,6 +192,7 @@ class Transcript(Resumable, ToolPairing, Aggregate):
         self.model = model
         self.parent_id = parent_id
         self.metadata = metadata
+        self.state: dict[str, Any] = {}
         self.active: list[str] = []
         self.hashes: dict[str, str] = {}
         self.calls: dict[str, str] = {}  # tool call id -> active assistant message making it
@@ -345,22 +359,6 @@ class Transcript(Resumable, ToolPairing, Aggregate):
             tokens_before=tokens_before,
             tokens_after=tokens_after,
         )
-
-    def rewind_target(self, *, count: int | None, to: str | None) -> list[str]:
-        """The ids a rewind takes out: the last `count` active, or every active after `to`."""
-        self._check_not_erased()
-        self._check_complete()
-        return plan_rewind(self.session_id, self.active, self.hashes, count=count, to=to)
-
-    def rewind(self, message_ids: Sequence[str], *, reason: str) -> list[str]:
-        """Take the active ones of `message_ids` out of the context in one Rewound event;
-        return them in their active order. None active (a rewind that landed): nothing."""
-        self._check_not_erased()
-        self._check_complete()
-        gone = taken_out(self.active, message_ids, self.calls, self.answers)
-        if gone:
-            self.trigger_event(self.Rewound, message_ids=gone, reason=safe_text(reason))
-        return gone
 
     def erase(self) -> Transcript.Erased:
         """Trigger the tombstone (the store deletes every earlier event with it); return it.

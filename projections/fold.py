@@ -4,7 +4,8 @@ Given the events of a session in order, `SessionFold` computes the active contex
 history with its supersession and rewind marks, and the compaction audit. It is the reference
 semantics of every view: the store reads it directly, and the SQL read models are checked
 against it. A `Rewound` event takes active messages out of the context (they stay in the
-history, marked); a `MessageAppended` of a rewound id restores it. An `Erased` tombstone
+history, marked); a `MessageAppended` of a rewound id restores it; a `StateChanged` sets and
+removes keys of the session's `state`. An `Erased` tombstone
 leaves only what it records (and `erased_at`); an event after it cannot be applied.
 """
 
@@ -53,6 +54,7 @@ class SessionFold:
     model: str | None = None
     parent_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    state: dict[str, Any] = field(default_factory=dict)
     started_at: datetime | None = None
     last_event_at: datetime | None = None
     version: int = 0
@@ -97,6 +99,9 @@ class SessionFold:
             self._rewind(event)
         elif isinstance(event, Transcript.CompactionCommitted):
             self._commit(event)
+        elif isinstance(event, Transcript.StateChanged):
+            state = {k: v for k, v in self.state.items() if k not in set(event.removed)}
+            self.state = {**state, **event.values}
         elif isinstance(event, Transcript.CompactionFailed):
             self.compactions.append(
                 self._audit_entry(event, FAILED, event.would_supersede, [])
@@ -113,6 +118,7 @@ class SessionFold:
         self.model = event.model
         self.parent_id = None
         self.metadata = {}
+        self.state = {}
         self.started_at = event.started_at
         self.entries = {}
         self.active_ids = []

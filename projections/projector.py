@@ -15,7 +15,8 @@ the batch: it is quarantined, and its session flagged.
 A `Rewound` event takes messages out of `active_messages` and marks their history rows; a
 `MessageAppended` of a rewound id restores its row (it keeps its place in the history) and
 appends it to the active list. Whether an appended id is a rewound one is asked of the stored
-views only when its session has rewound messages (`sessions.rewound_count`).
+views only when its session has rewound messages (`sessions.rewound_count`). A
+`StateChanged` event sets and removes keys of the `state` of the session's `sessions` row.
 
 An `Erased` tombstone removes the session's rows from every view but `sessions`, whose row
 stays with what the tombstone records and `erased_at`. It may be the first event of its
@@ -84,7 +85,7 @@ class Projector:
         # 3: rewound_version, restored_version (Rewound events); 4: position
         "message_history": 4,
         "compaction_attempts": 3,  # 3: CompactionCommitted 2, which older releases cannot read
-        "sessions": 4,  # 2: erased_at; 3: as the others' 2; 4: rewound_count
+        "sessions": 5,  # 2: erased_at; 3: as the others' 2; 4: rewound_count; 5: state
     }
 
     def __init__(self, state: ViewState) -> None:
@@ -138,6 +139,8 @@ class Projector:
             self._committed(session, event)
         elif isinstance(event, Transcript.CompactionFailed):
             self._failed(session, event)
+        elif isinstance(event, Transcript.StateChanged):
+            self._state_changed(session, event)
         else:
             raise Unprojectable(f"no projection for events of type {type(event).__name__}")
         session.row.version = event.originator_version
@@ -269,6 +272,11 @@ class Projector:
         )
         session.row.compactions_failed += 1
         self.changes.attempts.append(attempt)
+
+    def _state_changed(self, session: _Session, event: Transcript.StateChanged) -> None:
+        kept = {k: v for k, v in session.row.state.items() if k not in set(event.removed)}
+        session.row.state = {**kept, **event.values}  # a TypeError if malformed: quarantined
+        self.changes.states.add(session.row.transcript_id)
 
     # -- helpers -------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ The public schema (same table and column names on every SQL backend):
   tokens_before, tokens_after, at
 - `sessions`: session_id, transcript_id, source, model, parent_id, metadata, started_at,
   last_event_at, version, message_count, active_count, compactions_committed,
-  compactions_failed, quarantined, erased_at, rewound_count
+  compactions_failed, quarantined, erased_at, rewound_count, state
 - `quarantined_events`: position, transcript_id, session_id, version, topic, reason
 `message` columns hold the message as JSON, with its `id`. A rewound message is not active,
 and its `rewound_version` is the version of the `Rewound` event that took it out (NULL while
@@ -20,8 +20,8 @@ last restored it (NULL if it never was).
 
 An erased session (`forget`) keeps its `sessions` row: `erased_at` is when it was erased
 (NULL for every other session), source, model and started_at stay, parent_id is NULL,
-metadata `{}`, every count 0, version and last_event_at are its tombstone's. It has no row
-in the other views.
+metadata and state `{}`, every count 0, version and last_event_at are its tombstone's. It has
+no row in the other views. `state` is the session's state (`StateChanged` events).
 """
 
 from __future__ import annotations
@@ -123,6 +123,7 @@ class SessionRow:
     quarantined: int = 0
     erased_at: datetime | None = None
     rewound_count: int = 0  # messages out of the context by a rewind (not superseded)
+    state: dict[str, Any] = field(default_factory=dict)
 
     def as_summary(self) -> dict[str, Any]:
         """The entry `TranscriptStore.sessions()` returns."""
@@ -142,6 +143,7 @@ class SessionRow:
             "quarantined": self.quarantined,
             "erased_at": self.erased_at,
             "rewound": self.rewound_count,
+            "state": self.state,
         }
 
 
@@ -176,6 +178,7 @@ class ViewChanges:
 
     sessions: dict[str, SessionRow] = field(default_factory=dict)  # by transcript id
     started: set[str] = field(default_factory=set)  # transcript ids whose sessions row is new
+    states: set[str] = field(default_factory=set)  # transcript ids whose state changed
     erased: set[str] = field(default_factory=set)  # transcript ids whose other rows go
     history_inserts: dict[tuple[str, str], HistoryRow] = field(default_factory=dict)
     marks: dict[tuple[str, str], HistoryMark] = field(default_factory=dict)  # by session, msg

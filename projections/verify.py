@@ -181,6 +181,7 @@ def _diff_session(session_id: str, fold: SessionFold, row: SessionRow | None) ->
         "compactions_failed": sum(entry["status"] == "failed" for entry in fold.compactions),
         "erased_at": fold.erased_at,
         "rewound_count": sum(e.rewound_version is not None for e in fold.entries.values()),
+        "state": fold.state,
     }
     stored = {key: getattr(row, key) for key in expected}
     if stored == expected:

@@ -113,8 +113,12 @@ class TranscriptViews(ABC):
         """The session's version and active messages, read together."""
 
     @abstractmethod
-    def sessions(self) -> list[SessionRow]:
-        """Every session, in the order they were started."""
+    def sessions(self, source: str | None = None) -> list[SessionRow]:
+        """Every session (of `source`, if given), in the order they were started."""
+
+    @abstractmethod
+    def session(self, session_id: str) -> SessionRow | None:
+        """The sessions row of a session, if it has one (an erased session's included)."""
 
     @abstractmethod
     def message(self, session_id: str, message_id: str) -> HistoryRow | None:

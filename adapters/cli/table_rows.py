@@ -99,4 +99,9 @@ def event_text(event: dict[str, Any]) -> str:
     if kind == "Rewound":
         text = f"rewound {len(data['message_ids'])}: {', '.join(data['message_ids'])}"
         return text + (f" ({data['reason']})" if data["reason"] else "")
+    if kind == "StateChanged":  # the keys only: the values may be long
+        parts = [f"set {', '.join(sorted(data['values']))}"] if data["values"] else []
+        if data["removed"]:
+            parts.append(f"removed {', '.join(data['removed'])}")
+        return "; ".join(parts)
     return ", ".join(sorted(data))

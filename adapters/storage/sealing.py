@@ -1,11 +1,11 @@
 """Encryption at rest of the views' content columns, with the log's own cipher.
 
 With a cipher key the library encrypts every stored event (AES-GCM, `cryptography`). The
-views hold the same content, so they encrypt it too: the `message`, `metadata`, `reason` and
-`error` columns hold ciphertext — as a BLOB where the database lets a column hold any type
-(SQLite), else as base64 text (PostgreSQL; a JSON string in its `json` columns). Ids, roles,
-counts, versions and times stay readable: they are what the audit, the ordering and the
-indexes need, and carry no message content.
+views hold the same content, so they encrypt it too: the `message`, `metadata`, `state`,
+`reason` and `error` columns hold ciphertext — as a BLOB where the database lets a column hold
+any type (SQLite), else as base64 text (PostgreSQL; a JSON string in its `json` columns).
+Ids, roles, counts, versions and times stay readable: they are what the audit, the ordering
+and the indexes need, and carry no message content.
 
 A store is encrypted, or not, from its creation: a `store_settings` row records which, with
 a known text sealed by the key, so that opening it with no key, or another one, fails at

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pytest
 from click.testing import Result
 
-from transcripts import TranscriptStore
+from transcripts import SetState, TranscriptStore
 
 from support.cli import Run, table
 
@@ -36,7 +36,7 @@ def test_info_shows_the_backend_the_counts_and_the_state_of_the_views(
         │ active_messages     │ 3       │ 12       │ 12   │ 0   │ 5    │ 0           │
         │ message_history     │ 4       │ 12       │ 12   │ 0   │ 9    │ 0           │
         │ compaction_attempts │ 3       │ 12       │ 12   │ 0   │ 2    │ 0           │
-        │ sessions            │ 4       │ 12       │ 12   │ 0   │ 2    │ 0           │
+        │ sessions            │ 5       │ 12       │ 12   │ 0   │ 2    │ 0           │
         └─────────────────────┴─────────┴──────────┴──────┴─────┴──────┴─────────────┘
         """)
 
@@ -389,3 +389,15 @@ def test_the_store_url_can_come_from_the_environment(
     monkeypatch.setenv("TRANSCRIPTS_URL", populated)
     result = CliRunner().invoke(cli, ["sessions", "--json"])
     assert [session["id"] for session in json.loads(result.stdout)] == ["trip", "chat"]
+
+
+def test_events_names_the_state_keys_a_change_set_and_removed(
+    run: Run, db: str, output: Callable[[Result], str]
+) -> None:
+    with TranscriptStore.open(db) as store:
+        store.start("s")
+        store.write("s", [SetState({"title": "Trip", "head": "m1"})])
+        store.write("s", [SetState({"head": "m2"}, remove=["title"])])
+    printed = output(run("events", "s"))
+    assert "StateChanged │ set head, title " in printed
+    assert "StateChanged │ set head; removed title " in printed

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from eventsourcing.persistence import OperationalError
-from transcripts import StoreConfig, TranscriptStore
+from transcripts import Append, Compact, Rewind, SetState, StoreConfig, TranscriptStore
 from transcripts.application.storage import Backend
 
 S = "s"
@@ -144,4 +144,26 @@ def test_a_rewind_whose_commit_was_reported_failed_rewinds_once_and_returns_what
     assert store.rewind(S, count=100) == stored[:-1]  # every active message: cleared once
     assert types(store).count("Rewound") == 2
     assert store.active(S) == []
+    assert store.verify_projections().ok
+
+
+def test_a_write_whose_commit_was_reported_failed_makes_each_change_once(
+    faulty: tuple[TranscriptStore, CommitsThenFails],
+) -> None:
+    store, backend = faulty
+    stored = store.append(S, [{"role": "user", "content": f"turn {i}"} for i in range(3)])
+    changes = [
+        Rewind(count=1),
+        Append([{"role": "assistant", "content": "no id"}]),
+        Compact([{"id": "sum", "role": "system", "content": "summary"}, stored[1]]),
+        SetState({"head": "sum"}),
+    ]
+    backend.times = 2
+    version = store.write(S, changes, expected_version=4)
+    assert backend.raised == 2
+    written = ["Rewound", "MessageAppended", "CompactionCommitted", "StateChanged"]
+    assert types(store) == ["Started", *["MessageAppended"] * 3, *written]
+    assert version == store.version(S) == 8
+    assert [m["id"] for m in store.active(S)][:2] == ["sum", stored[1]["id"]]
+    assert store.session(S)["state"] == {"head": "sum"}
     assert store.verify_projections().ok

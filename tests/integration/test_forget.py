@@ -124,6 +124,7 @@ def test_sessions_lists_a_forgotten_session_with_its_erasure_time_and_nothing_st
         "quarantined": 0,
         "erased_at": erasure.erased_at,
         "rewound": 0,
+        "state": {},
     }
 
 

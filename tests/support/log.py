@@ -53,6 +53,7 @@ def expected_summary(fold: SessionFold) -> dict[str, Any]:
         "quarantined": 0,
         "erased_at": fold.erased_at,
         "rewound": sum(entry.rewound_version is not None for entry in fold.entries.values()),
+        "state": fold.state,
     }
 
 

@@ -13,6 +13,7 @@ STORED_TOPICS = {
     Transcript.CompactionCommitted: "transcripts:Transcript.CompactionCommitted",
     Transcript.CompactionFailed: "transcripts:Transcript.CompactionFailed",
     Transcript.Rewound: "transcripts:Transcript.Rewound",
+    Transcript.StateChanged: "transcripts:Transcript.StateChanged",
     Transcript.Erased: "transcripts:Transcript.Erased",
 }
 
@@ -33,5 +34,6 @@ def test_event_type_names_are_the_documented_ones() -> None:
         "CompactionCommitted",
         "CompactionFailed",
         "Rewound",
+        "StateChanged",
         "Erased",
     }

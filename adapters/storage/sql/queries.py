@@ -62,8 +62,14 @@ class ViewQueries:
         row = c.fetchone()
         return self.rows.session(row) if row is not None else None
 
-    def sessions(self, c: Cursor) -> list[SessionRow]:
-        c.execute("SELECT * FROM sessions ORDER BY started_at, session_id")
+    def sessions(self, c: Cursor, source: str | None = None) -> list[SessionRow]:
+        if source is None:
+            c.execute("SELECT * FROM sessions ORDER BY started_at, session_id")
+        else:
+            c.execute(
+                "SELECT * FROM sessions WHERE source = ? ORDER BY started_at, session_id",
+                (source,),
+            )
         return [self.rows.session(row) for row in c.fetchall()]
 
     def message(self, c: Cursor, session_id: str, message_id: str) -> HistoryRow | None:

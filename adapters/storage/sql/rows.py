@@ -1,6 +1,6 @@
 """Reading view rows back into the projection's row values, whatever the dialect.
 
-Content columns (`message`, `metadata`, `reason`, `error`) are opened with the store's
+Content columns (`message`, `metadata`, `state`, `reason`, `error`) are opened with the store's
 content columns: as they are, or decrypted on an encrypted store (see `sealing`).
 """
 
@@ -44,6 +44,7 @@ class RowReader:
             quarantined=row["quarantined"],
             erased_at=None if row["erased_at"] is None else time(row["erased_at"]),
             rewound_count=row["rewound_count"],
+            state=self.json_content(row["state"]),
         )
 
     def active(self, row: Row) -> ActiveRow:

@@ -167,9 +167,13 @@ class SQLTranscriptViews(TranscriptViews):
                 return None
             return self.queries.stored(c, session_id, message_ids)
 
-    def sessions(self) -> list[SessionRow]:
+    def sessions(self, source: str | None = None) -> list[SessionRow]:
         with self._current() as c:
-            return self.queries.sessions(c)
+            return self.queries.sessions(c, source)
+
+    def session(self, session_id: str) -> SessionRow | None:
+        with self._current() as c:
+            return self.queries.session(c, session_id)
 
     def message(self, session_id: str, message_id: str) -> HistoryRow | None:
         with self._session(session_id) as c:

@@ -90,13 +90,14 @@ class ChangeWriter:
         started = [s for t, s in changes.sessions.items() if t in changes.started]
         if started:
             c.executemany(
-                f"INSERT INTO {tables.sessions} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO {tables.sessions} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     (s.session_id, s.transcript_id, s.source, s.model, s.parent_id,
                      content.json(s.metadata), time(s.started_at), time(s.last_event_at),
                      s.version, s.message_count, s.active_count, s.compactions_committed,
                      s.compactions_failed, s.quarantined,
-                     None if s.erased_at is None else time(s.erased_at), s.rewound_count)
+                     None if s.erased_at is None else time(s.erased_at), s.rewound_count,
+                     content.json(s.state))
                     for s in started
                 ],
             )  # fmt: skip
@@ -113,14 +114,20 @@ class ChangeWriter:
                     for s in updated
                 ],
             )  # fmt: skip
+        changed = [s for s in updated if s.transcript_id in changes.states - changes.erased]
+        if changed:
+            c.executemany(
+                f"UPDATE {tables.sessions} SET state = ? WHERE session_id = ?",
+                [(content.json(s.state), s.session_id) for s in changed],
+            )
         erased = [s for s in updated if s.transcript_id in changes.erased]
         if erased:
             c.executemany(
                 f"UPDATE {tables.sessions} SET source = ?, model = ?, parent_id = NULL, "
-                "metadata = ?, started_at = ?, erased_at = ? WHERE session_id = ?",
+                "metadata = ?, state = ?, started_at = ?, erased_at = ? WHERE session_id = ?",
                 [
-                    (s.source, s.model, content.json(s.metadata), time(s.started_at),
-                     time(s.erased_at), s.session_id)
+                    (s.source, s.model, content.json(s.metadata), content.json(s.state),
+                     time(s.started_at), time(s.erased_at), s.session_id)
                     for s in erased
                     if s.erased_at is not None
                 ],
