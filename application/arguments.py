@@ -12,7 +12,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..domain.errors import SessionNotFoundError, TranscriptError
+from ..domain.errors import InvalidMessageError, SessionNotFoundError, TranscriptError
+from ..domain.messages import check_json
 
 MAX_INTEGER = 2**63 - 1  # what every backend's integer columns hold
 
@@ -73,6 +74,19 @@ def integer(value: object, name: str, *, least: int = 1) -> int:
 
 def optional_integer(value: object, name: str, *, least: int = 0) -> int | None:
     return None if value is None else integer(value, name, least=least)
+
+
+def optional_json_object(value: object, name: str) -> dict[str, Any] | None:
+    """None, or a JSON object (plain JSON, as a message holds)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise TranscriptError(f"{name} must be a JSON object or None: {value!r}")
+    try:
+        check_json(value, name)
+    except InvalidMessageError as error:
+        raise TranscriptError(str(error)) from None
+    return value
 
 
 def callback(value: object, name: str) -> Callable[..., Any] | None:

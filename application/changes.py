@@ -59,6 +59,7 @@ class Compact:
     reason: str = ""
     tokens_before: int | None = None
     tokens_after: int | None = None
+    metadata: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,7 @@ class Changes:
             arguments.text(change.reason, "reason")
             for count in (change.tokens_before, change.tokens_after):
                 arguments.optional_integer(count, "a token count")
+            arguments.optional_json_object(change.metadata, "metadata")
             return change, f"cmp_{uuid4().hex}"
         if isinstance(change, SetState):
             return change, check_state_change(change.values, change.remove)
@@ -156,6 +158,7 @@ def _compact(transcript: Transcript, index: int, change: Compact, *, compaction_
             reason=change.reason,
             tokens_before=change.tokens_before,
             tokens_after=change.tokens_after,
+            metadata=change.metadata,
         )
     except CompactionRejected as rejected:
         raise TranscriptError(

@@ -11,6 +11,7 @@ errors (an attempt another store began, or one settled already) do raise.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 from uuid import uuid4
 
 from ..domain.compaction import STORAGE_ERROR, SUMMARIZE_ERROR, CompactionRejected, would_supersede
@@ -54,6 +55,7 @@ class Compactions:
         reason: str,
         tokens_before: int | None,
         tokens_after: int | None,
+        metadata: dict[str, Any] | None = None,
     ) -> CompactionResult:
         self._check_attempt(attempt)
         _check_tokens(tokens_before, tokens_after)
@@ -75,6 +77,7 @@ class Compactions:
                 reason=reason,
                 tokens_before=tokens_before,
                 tokens_after=tokens_after,
+                metadata=metadata,
             )
             return transcript.version
 

@@ -204,18 +204,18 @@ class TranscriptStore(PagedReads, ViewMaintenance):
         reason: str = "",
         tokens_before: int | None = None,
         tokens_after: int | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> CompactionResult:
-        """Replace the attempt's snapshot with `replacement`, or record why it cannot."""
+        """Replace the attempt's snapshot with `replacement`, or record why it cannot.
+        `metadata`: a JSON object of the caller's about the compaction (shown in the audit)."""
         arguments.text(reason, "reason")
         arguments.optional_integer(tokens_before, "tokens_before")
         arguments.optional_integer(tokens_after, "tokens_after")
+        arguments.optional_json_object(metadata, "metadata")
         return self._compactions.commit(
-            attempt,
-            replacement,
-            reason=reason,
-            tokens_before=tokens_before,
-            tokens_after=tokens_after,
-        )
+            attempt, replacement, reason=reason, tokens_before=tokens_before,
+            tokens_after=tokens_after, metadata=metadata,
+        )  # fmt: skip
 
     def fail_compaction(
         self,

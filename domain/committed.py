@@ -7,7 +7,9 @@ replaces by a count, `replaced`: the first `replaced` active messages leave the 
 those it `kept`, and its `order` (kept and added ids) takes their place before the rest.
 Its superseded ids are those replaced and not kept: an event of the same size whatever the
 number of messages it supersedes. Version 1 listed them (`superseded`, in active order);
-`upcast_v1_v2` turns a stored version 1 into version 2 as it is read.
+`upcast_v1_v2` turns a stored version 1 into version 2 as it is read. Version 3 adds the
+caller's `metadata` about the compaction (what made it); `upcast_v2_v3` reads a version 2 as
+one without (None).
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ def upcast_v1_v2(state: dict[str, Any]) -> None:
     active messages it replaced (superseded and kept: its snapshot)."""
     superseded = state.pop("superseded")
     state["replaced"] = len(superseded) + len(state["kept"])
+
+
+def upcast_v2_v3(state: dict[str, Any]) -> None:
+    """A version 2 event's state as version 3: no metadata."""
+    state["metadata"] = None
 
 
 def superseded_ids(active: Sequence[str], replaced: int, kept: Iterable[str]) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import InvalidMessageError
 from .messages import Message, call_answered, calls_made, content_hash, new_message_id, split_id
@@ -37,6 +38,10 @@ class NewMessage:
     id: str
     content: Message
     content_hash: str
+
+    def stored(self) -> dict[str, Any]:
+        """As `CompactionCommitted.added` holds it."""
+        return {"id": self.id, "message": self.content, "content_hash": self.content_hash}
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,15 @@ def check_state_change(values: object, remove: object) -> tuple[dict[str, Any], 
     return dict(values), removed
 
 
+def changed_state(
+    state: Mapping[str, Any], values: Mapping[str, Any], removed: Iterable[str]
+) -> dict[str, Any]:
+    """`state` with `values` set and the `removed` keys gone (what a `StateChanged` does;
+    TypeError if it is malformed)."""
+    gone = set(removed)
+    return {**{key: value for key, value in state.items() if key not in gone}, **values}
+
+
 class SessionState:
     """The state of a transcript, kept by its `StateChanged` events (a Transcript mixin)."""
 
@@ -60,9 +69,7 @@ class SessionState:
             self.trigger_event(self.StateChanged, values=changed, removed=gone)
 
     def apply_state_change(self, values: Mapping[str, Any], removed: Iterable[str]) -> None:
-        self.state.update(values)
-        for key in removed:
-            self.state.pop(key, None)
+        self.state = changed_state(self.state, values, removed)
 
     def _differs(self, key: str, value: Any) -> bool:
         if key not in self.state:

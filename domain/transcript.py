@@ -30,7 +30,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import Aggregate
 
-from .committed import superseded_ids, upcast_v1_v2
+from .committed import superseded_ids, upcast_v1_v2, upcast_v2_v3
 from .compaction import (
     CONFLICT,
     CompactionPlan,
@@ -82,8 +82,9 @@ class Transcript(Resumable, ToolPairing, Rewinding, SessionState, Aggregate):
 
     class CompactionCommitted(Event):
         TOPIC = "transcripts:Transcript.CompactionCommitted"  # see domain.committed
-        class_version = 2  # 1 listed the superseded ids: upcast as it is read
+        class_version = 3  # 1 listed the superseded ids; 2 had no metadata: upcast when read
         upcast_v1_v2 = staticmethod(upcast_v1_v2)
+        upcast_v2_v3 = staticmethod(upcast_v2_v3)
         compaction_id: str
         based_on_version: int
         replaced: int  # the first active messages it replaces: superseded, or kept
@@ -93,6 +94,7 @@ class Transcript(Resumable, ToolPairing, Rewinding, SessionState, Aggregate):
         reason: str
         tokens_before: int | None
         tokens_after: int | None
+        metadata: dict[str, Any] | None  # the caller's, about the compaction (its handler)
 
         def apply(self, transcript: Transcript) -> None:
             for new in self.added:
@@ -299,6 +301,7 @@ class Transcript(Resumable, ToolPairing, Rewinding, SessionState, Aggregate):
         reason: str,
         tokens_before: int | None,
         tokens_after: int | None,
+        metadata: dict[str, Any] | None = None,
     ) -> CompactionPlan:
         """Commit a replacement of the snapshot, or raise CompactionRejected."""
         self._check_not_erased()
@@ -321,14 +324,12 @@ class Transcript(Resumable, ToolPairing, Rewinding, SessionState, Aggregate):
             based_on_version=based_on_version,
             replaced=len(snapshot),
             kept=plan.kept,
-            added=[
-                {"id": new.id, "message": new.content, "content_hash": new.content_hash}
-                for new in plan.added
-            ],
+            added=[new.stored() for new in plan.added],
             order=plan.order,
             reason=safe_text(reason),
             tokens_before=tokens_before,
             tokens_after=tokens_after,
+            metadata=metadata,
         )
         return plan
 

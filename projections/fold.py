@@ -18,6 +18,7 @@ from typing import Any
 
 from ..domain.committed import superseded_ids
 from ..domain.messages import Message, with_id
+from ..domain.state import changed_state
 from ..domain.transcript import Transcript
 
 COMMITTED = "committed"
@@ -100,8 +101,7 @@ class SessionFold:
         elif isinstance(event, Transcript.CompactionCommitted):
             self._commit(event)
         elif isinstance(event, Transcript.StateChanged):
-            state = {k: v for k, v in self.state.items() if k not in set(event.removed)}
-            self.state = {**state, **event.values}
+            self.state = changed_state(self.state, event.values, event.removed)
         elif isinstance(event, Transcript.CompactionFailed):
             self.compactions.append(
                 self._audit_entry(event, FAILED, event.would_supersede, [])
@@ -203,6 +203,7 @@ class SessionFold:
             "tokens_after": event.tokens_after,
             "at": event.timestamp,
             "version": event.originator_version,
+            "metadata": getattr(event, "metadata", None),  # a failure has none
         }
 
     def active(self) -> list[Message]:

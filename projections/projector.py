@@ -4,9 +4,9 @@
 committed compaction: `segments`) into one `ViewChanges` that the views write, in the
 batch's transaction with the tracked log position. It reads the current state of the
 sessions it touches through a `ViewState` (the stored views), and keeps what the segment
-changed in memory, so a batch of appends costs a few bulk inserts. A committed compaction
-is a `Supersession` the views make where the rows are: its cost does not grow with the
-number of messages it supersedes.
+changed in memory, so a batch of appends costs a few bulk inserts. A committed compaction is
+a `Supersession` the views make where the rows are: its cost does not grow with the number
+of messages it supersedes.
 
 An entry that cannot be decoded or applied (unknown topic, corrupt payload, an event for a
 session that was never started, a compaction of messages that are not active) does not stop
@@ -15,8 +15,8 @@ the batch: it is quarantined, and its session flagged.
 A `Rewound` event takes messages out of `active_messages` and marks their history rows; a
 `MessageAppended` of a rewound id restores its row (it keeps its place in the history) and
 appends it to the active list. Whether an appended id is a rewound one is asked of the stored
-views only when its session has rewound messages (`sessions.rewound_count`). A
-`StateChanged` event sets and removes keys of the `state` of the session's `sessions` row.
+views only when its session has rewound messages (`sessions.rewound_count`). A state change
+sets keys of the `sessions` row's `state`.
 
 An `Erased` tombstone removes the session's rows from every view but `sessions`, whose row
 stays with what the tombstone records and `erased_at`. It may be the first event of its
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 from ..domain.messages import with_id
+from ..domain.state import changed_state
 from ..domain.transcript import Transcript
 from .entries import LogEntry
 from .fold import COMMITTED, FAILED
@@ -84,7 +85,7 @@ class Projector:
         "active_messages": 3,
         # 3: rewound_version, restored_version (Rewound events); 4: position
         "message_history": 4,
-        "compaction_attempts": 3,  # 3: CompactionCommitted 2, which older releases cannot read
+        "compaction_attempts": 4,  # 3: CompactionCommitted 2 (older releases fail); 4: metadata
         "sessions": 5,  # 2: erased_at; 3: as the others' 2; 4: rewound_count; 5: state
     }
 
@@ -267,15 +268,13 @@ class Projector:
         self.changes.attempts.append(replace(attempt, superseded_count=superseded))
 
     def _failed(self, session: _Session, event: Transcript.CompactionFailed) -> None:
-        attempt = self._attempt(
-            session.row, event, FAILED, event.failure, event.error, event.would_supersede, []
-        )
-        session.row.compactions_failed += 1
+        row, superseded = session.row, event.would_supersede
+        attempt = self._attempt(row, event, FAILED, event.failure, event.error, superseded, [])
+        row.compactions_failed += 1
         self.changes.attempts.append(attempt)
 
     def _state_changed(self, session: _Session, event: Transcript.StateChanged) -> None:
-        kept = {k: v for k, v in session.row.state.items() if k not in set(event.removed)}
-        session.row.state = {**kept, **event.values}  # a TypeError if malformed: quarantined
+        session.row.state = changed_state(session.row.state, event.values, event.removed)
         self.changes.states.add(session.row.transcript_id)
 
     # -- helpers -------------------------------------------------------------------------
@@ -364,6 +363,7 @@ class Projector:
             tokens_before=event.tokens_before,
             tokens_after=event.tokens_after,
             at=event.timestamp,
+            metadata=getattr(event, "metadata", None),  # a failure has none
         )
 
     def _quarantine(self, entry: LogEntry, reason: str) -> None:

@@ -8,7 +8,7 @@ The public schema (same table and column names on every SQL backend):
   (NULL unless active)
 - `compaction_attempts`: compaction_id, session_id, version, status, reason, failure, error,
   based_on_version, superseded_count, added_count, superseded_ids, added_ids,
-  tokens_before, tokens_after, at
+  tokens_before, tokens_after, at, metadata
 - `sessions`: session_id, transcript_id, source, model, parent_id, metadata, started_at,
   last_event_at, version, message_count, active_count, compactions_committed,
   compactions_failed, quarantined, erased_at, rewound_count, state
@@ -86,6 +86,7 @@ class AttemptRow:
     tokens_before: int | None
     tokens_after: int | None
     at: datetime
+    metadata: dict[str, Any] | None = None  # a commit's, as its caller gave it
 
     def as_audit_entry(self) -> dict[str, Any]:
         """The entry `TranscriptStore.compactions()` returns."""
@@ -102,6 +103,7 @@ class AttemptRow:
             "tokens_after": self.tokens_after,
             "at": self.at,
             "version": self.version,
+            "metadata": self.metadata,
         }
 
 

@@ -195,11 +195,41 @@ def test_a_committed_compaction_is_audited_with_what_it_superseded_added_and_cos
     assert [(new["id"], new["message"]) for new in event["data"]["added"]] == [(new_id, summary())]
 
 
-def test_token_counts_are_optional(store: TranscriptStore, session: str, turns) -> None:
+def test_token_counts_and_metadata_are_optional(
+    store: TranscriptStore, session: str, turns
+) -> None:
     store.append(session, turns(2))
     store.commit_compaction(store.begin_compaction(session), [summary()])
     [entry] = store.compactions(session)
     assert (entry["tokens_before"], entry["tokens_after"], entry["reason"]) == (None, None, "")
+    assert entry["metadata"] is None
+
+
+def test_a_commits_metadata_is_kept_with_it_and_shown_in_the_audit(
+    store: TranscriptStore, session: str, turns
+) -> None:
+    store.append(session, turns(3))
+    metadata = {"handler": "summarizing", "model": "m-1", "kept_from": 1, "extra": {"a": [1]}}
+    attempt = store.begin_compaction(session)
+    store.commit_compaction(attempt, [summary()], metadata=metadata)
+    attempt = store.begin_compaction(session)
+    store.fail_compaction(attempt, "the summarizer timed out")
+    assert [entry["metadata"] for entry in store.compactions(session)] == [metadata, None]
+    assert store.events(session)[-2]["data"]["metadata"] == metadata
+    store.rebuild_projections()
+    assert store.compactions(session)[0]["metadata"] == metadata
+    assert store.verify_projections().ok
+
+
+def test_metadata_that_is_no_json_object_is_refused_before_anything_is_stored(
+    store: TranscriptStore, session: str, turns
+) -> None:
+    store.append(session, turns(2))
+    attempt = store.begin_compaction(session)
+    for metadata in (["handler"], {"n": float("inf")}, {"when": object()}):
+        with pytest.raises(TranscriptError, match="metadata"):
+            store.commit_compaction(attempt, [summary()], metadata=metadata)  # type: ignore[arg-type]
+    assert store.compactions(session) == []
 
 
 def test_an_empty_snapshot_may_be_compacted_and_supersedes_nothing(

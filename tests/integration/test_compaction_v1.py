@@ -32,11 +32,12 @@ def old_url(tmp_path: Path) -> str:
 def views_of(url: str) -> dict[str, list[tuple]]:
     """Every view row, but the view versions they were built with, the history rows
     without the position its release did not have (the rows of `active_messages`) and the
-    sessions rows without the state it did not have either."""
+    sessions and compaction attempts without the state and metadata it did not have either."""
     rows = raw_rows(url)
     del rows["view_versions"]
     rows["message_history"] = [row[:12] for row in rows["message_history"]]
     rows["sessions"] = [row[:16] for row in rows["sessions"]]
+    rows["compaction_attempts"] = [row[:15] for row in rows["compaction_attempts"]]
     return rows
 
 
@@ -127,3 +128,14 @@ def test_a_migration_of_version_1_commits_gives_the_same_views_on_each_backend(
         for session in SESSIONS:
             assert seen(copy, session) == seen(old, session)
         assert copy.sessions() == old.sessions()
+
+
+def test_version_1_and_2_commits_load_as_version_3_without_metadata(old_url: str) -> None:
+    with TranscriptStore.open(old_url) as store:
+        commits = [e["data"] for e in store.events("plan") if e["type"] == "CompactionCommitted"]
+        audit = [c for c in store.compactions("plan") if c["status"] == "committed"]
+        store.compact("twice", lambda ms: [{"role": "system", "content": "version 3"}])
+        [*_, latest] = store.events("twice")
+    assert [commit["metadata"] for commit in commits] == [None, None]
+    assert [entry["metadata"] for entry in audit] == [None, None]
+    assert (latest["type"], latest["data"]["metadata"]) == ("CompactionCommitted", None)

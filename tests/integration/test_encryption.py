@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from transcripts import TranscriptStore
+from transcripts import SetState, TranscriptStore
 from transcripts.adapters.migration import migrate
 from transcripts.config import new_cipher_key
 from transcripts.domain.errors import EncryptionKeyError, TranscriptError
@@ -26,8 +26,9 @@ def key() -> str:
 
 
 def fill(store: TranscriptStore) -> None:
-    """A session with the secret in its metadata, messages, tool call, summary, audit and
-    the reason of a rewind (of a message holding it, then restored)."""
+    """A session with the secret in its metadata, messages, tool call, summary, audit, the
+    reason of a rewind (of a message holding it, then restored), its state and a
+    compaction's metadata."""
     store.start("s", metadata={"title": f"about {SECRET}"})
     store.append(
         "s",
@@ -63,6 +64,9 @@ def fill(store: TranscriptStore) -> None:
     )
     store.rewind("s", count=2, reason=f"undo {SECRET}")
     store.append("s", [{"id": "m5", "role": "user", "content": f"oops, {SECRET}"}])  # restored
+    store.write("s", [SetState({"title": f"chat about {SECRET}"})])
+    attempt = store.begin_compaction("s")
+    store.commit_compaction(attempt, attempt.messages, metadata={"handler": SECRET})
 
 
 def test_an_encrypted_store_reads_back_exactly_what_a_plain_one_does(

@@ -159,17 +159,22 @@ def test_a_compaction_in_a_write_replaces_the_active_context_as_it_stands_at_its
         session,
         [
             Append(new),
-            Compact([{"id": "sum", **summary()}, first[2], new[0]], reason="over budget"),
+            Compact(
+                [{"id": "sum", **summary()}, first[2], new[0]],
+                reason="over budget",
+                metadata={"handler": "summarizing"},
+            ),
             SetState({"head": "new1"}),
         ],
         expected_version=4,
     )
     assert [m["id"] for m in store.active(session)] == ["sum", first[2]["id"], "new1"]
     [audit] = store.compactions(session)
-    assert (audit["superseded"], audit["added"], audit["reason"]) == (
+    assert (audit["superseded"], audit["added"], audit["reason"], audit["metadata"]) == (
         [first[0]["id"], first[1]["id"]],
         ["sum"],
         "over budget",
+        {"handler": "summarizing"},
     )
     assert store.verify_projections().ok
 

@@ -171,7 +171,7 @@ DUPLICATES = {
     "compaction_attempts (session, version)": "INSERT INTO compaction_attempts SELECT "
     "compaction_id || '-other', session_id, version, status, reason, failure, error, "
     "based_on_version, superseded_count, added_count, superseded_ids, added_ids, "
-    "tokens_before, tokens_after, at FROM compaction_attempts WHERE session_id = %s",
+    "tokens_before, tokens_after, at, metadata FROM compaction_attempts WHERE session_id = %s",
 }
 
 

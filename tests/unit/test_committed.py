@@ -44,7 +44,7 @@ def test_the_upcaster_turns_the_superseded_ids_into_the_count_of_messages_replac
     assert (state["kept"], state["order"]) == (["m6", "m1"], ["m6", "s1", "m1"])
 
 
-def test_a_stored_version_1_commit_decodes_as_version_2_and_a_new_one_is_stored_as_version_2() -> (
+def test_a_stored_version_1_commit_decodes_as_version_3_and_a_new_one_is_stored_as_version_3() -> (
     None
 ):
     mapper: Mapper = Mapper(transcoder=OrjsonTranscoder())
@@ -59,7 +59,8 @@ def test_a_stored_version_1_commit_decodes_as_version_2_and_a_new_one_is_stored_
     assert (event.replaced, event.kept, event.reason) == (6, ["m6", "m1"], "budget")
     assert event.timestamp == datetime(2026, 3, 1, 12, 30, 15, 123456, tzinfo=timezone.utc)
     again = orjson.loads(mapper.to_stored_event(event).state)
-    assert (again["class_version"], again["replaced"], "superseded" in again) == (2, 6, False)
+    assert (again["class_version"], again["replaced"], "superseded" in again) == (3, 6, False)
+    assert event.metadata is None and again["metadata"] is None
     assert mapper.to_domain_event(mapper.to_stored_event(event)).replaced == 6
 
 

@@ -107,6 +107,7 @@ def test_the_audit_lists_the_committed_and_the_failed_attempt_as_they_happened(
         "tokens_after": 100,
         "at": events[7].timestamp,
         "version": 8,
+        "metadata": None,
     }
     assert (failed["id"], failed["status"], failed["failure"], failed["error"]) == (
         "cmp-2",

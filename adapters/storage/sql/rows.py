@@ -1,6 +1,7 @@
 """Reading view rows back into the projection's row values, whatever the dialect.
 
-Content columns (`message`, `metadata`, `state`, `reason`, `error`) are opened with the store's
+Content columns (`message`, `metadata` — of a session or a compaction —, `state`, `reason`,
+`error`) are opened with the store's
 content columns: as they are, or decrypted on an encrypted store (see `sealing`).
 """
 
@@ -89,6 +90,7 @@ class RowReader:
             tokens_before=row["tokens_before"],
             tokens_after=row["tokens_after"],
             at=self.dialect.load_time(row["at"]),
+            metadata=None if row["metadata"] is None else self.json_content(row["metadata"]),
         )
 
     @staticmethod

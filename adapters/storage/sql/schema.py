@@ -121,7 +121,7 @@ class ColumnTypes:
             f"status {t} NOT NULL, reason {long} NOT NULL, failure {t}, error {long}, "
             f"based_on_version {i} NOT NULL, superseded_count {i} NOT NULL, "
             f"added_count {i} NOT NULL, superseded_ids {j} NOT NULL, added_ids {j} NOT NULL, "
-            f"tokens_before {i}, tokens_after {i}, at {at} NOT NULL{attempt_keys})",
+            f"tokens_before {i}, tokens_after {i}, at {at} NOT NULL, metadata {j}{attempt_keys})",
             f"CREATE TABLE IF NOT EXISTS {tables.quarantined_events} ("
             f"position {i} PRIMARY KEY, transcript_id {t} NOT NULL, session_id {t}, "
             f"version {i} NOT NULL, topic {long} NOT NULL, reason {long} NOT NULL)",

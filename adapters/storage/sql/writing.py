@@ -77,13 +77,15 @@ class ChangeWriter:
         self._place(c, tables, restored)
         if changes.attempts:
             c.executemany(
-                f"INSERT INTO {tables.compaction_attempts} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO {tables.compaction_attempts} "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     (a.compaction_id, a.session_id, a.version, a.status,
                      content.text(a.reason), a.failure, content.text(a.error),
                      a.based_on_version, a.superseded_count, a.added_count,
                      _json(a.superseded_ids), _json(a.added_ids), a.tokens_before,
-                     a.tokens_after, time(a.at))
+                     a.tokens_after, time(a.at),
+                     None if a.metadata is None else content.json(a.metadata))
                     for a in changes.attempts
                 ],
             )  # fmt: skip

@@ -63,6 +63,10 @@ TAMPERING = {
         ["UPDATE sessions SET rewound_count = 0 WHERE session_id = 'alpha'"],
         ("alpha", "sessions", "changed", "alpha"),
     ),
+    "a session's state edited": (
+        ["""UPDATE sessions SET state = '{"forged": true}' WHERE session_id = 'alpha'"""],
+        ("alpha", "sessions", "changed", "alpha"),
+    ),
     "a history message added": (
         [
             """INSERT INTO message_history SELECT session_id, 99, 'forged', role, message, active,
@@ -75,7 +79,7 @@ TAMPERING = {
         [
             """INSERT INTO compaction_attempts SELECT 'cmp_forged', session_id, 99, status, reason,
             failure, error, based_on_version, superseded_count, added_count, superseded_ids,
-            added_ids, tokens_before, tokens_after, at
+            added_ids, tokens_before, tokens_after, at, metadata
             FROM compaction_attempts WHERE status = 'failed'"""
         ],
         ("alpha", "compaction_attempts", "extra", "cmp_forged"),
