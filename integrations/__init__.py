@@ -7,6 +7,8 @@ the public API only, and is installed with the framework as an extra:
   Agents SDK's `Session`.
 - `langchain` (`transcript-store[langchain]`): `TranscriptChatMessageHistory`,
   `TranscriptMiddleware` and `TranscriptSummarizationMiddleware`.
+- `pydantic_ai` (`transcript-store[pydantic-ai]`): `TranscriptConversationStore`,
+  pydantic-ai's `ConversationStore`.
 
 Importing `transcripts` or this package imports no framework.
 """
