@@ -13,9 +13,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic_ai.conversation_store import ConversationDetails, ConversationRecord
-
 from pydantic import TypeAdapter
+from pydantic_ai.conversation_store import ConversationDetails, ConversationRecord
 
 _RECORDS: TypeAdapter[ConversationRecord] = TypeAdapter(ConversationRecord)
 _DETAILS: TypeAdapter[ConversationDetails] = TypeAdapter(ConversationDetails)
