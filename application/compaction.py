@@ -82,7 +82,7 @@ class Compactions:
             return transcript.version
 
         try:
-            version = self._log.write(attempt.session_id, commit)
+            version, context = self._log.write_in_context(attempt.session_id, commit)
         except CompactionRejected as rejected:
             return self._record_failure(
                 attempt, rejected.failure, rejected.error, reason, rejected.would_supersede, tokens
@@ -92,7 +92,7 @@ class Compactions:
             return self._record_failure(
                 attempt, STORAGE_ERROR, str(error), reason, superseded, tokens, may_have_landed=True
             )
-        return CompactionResult(True, attempt.id, self._active(attempt), version=version)
+        return CompactionResult(True, attempt.id, context.active(), version=version)
 
     def fail(
         self,
@@ -162,13 +162,13 @@ class Compactions:
             return False, transcript.version
 
         try:
-            committed, version = self._log.write(attempt.session_id, record)
+            (committed, version), context = self._log.write_in_context(attempt.session_id, record)
         except StorageError as unrecorded:
             error = f"{error} (and the failure could not be recorded: {unrecorded})"
             return CompactionResult(False, attempt.id, self._active(attempt), failure, error)
         if committed:
-            return CompactionResult(True, attempt.id, self._active(attempt), version=version)
-        return CompactionResult(False, attempt.id, self._active(attempt), failure, error, version)
+            return CompactionResult(True, attempt.id, context.active(), version=version)
+        return CompactionResult(False, attempt.id, context.active(), failure, error, version)
 
     def _unreadable(
         self, attempt: CompactionAttempt, failure: str, error: str = ""

@@ -1,20 +1,32 @@
 """The write side: the event-sourcing application that stores Transcript aggregates.
 
 A command runs in one transaction that holds the store's write lock from its start
-(`Backend.writing`): the session's transcript — kept in memory between calls, otherwise
-resumed from its first and last events where the views hold the rest (or replayed whole),
-before the lock — is brought up to date with the events stored since
-(fast-forward, under the lock), the command decides, its events are inserted and projected
-into the views (`views`, when set: one commit makes both). Under the lock no other writer
-can store a version in between, so a write never loses a race, and writers take the lock in
-turn. A failure that waiting cures (the lock not obtained in time,
-a dropped connection) is retried until the lock timeout: safe, because the command is run
-again on the transcript as stored, and a command is idempotent (its new message ids are
-chosen before the first attempt).
+(`Backend.writing`): the session's transcript — kept in memory between calls, else resumed
+from the write side's index of message ids (`domain.id_index`), else replayed whole before
+the lock — is brought up to date with the events stored since (fast-forward, under the lock),
+the command decides, its events are inserted with what they do to the index, and projected
+into the views (`views`, when set): one commit makes all three. Under the lock no other
+writer can store a version in between, so a write never loses a race, and writers take the
+lock in turn. A failure that waiting cures (the lock not obtained in time, a dropped
+connection) is retried until the lock timeout: safe, because the command is run again on the
+transcript as stored, and a command is idempotent (its new message ids are chosen before the
+first attempt).
 
-A resumed transcript answers appends of new messages at once. Given stored ids, it asks
-for them (`IncompleteTranscript`): the transaction is let go, their facts are read from
-the views (`recall`) and the command runs again. Any other command replays it whole first.
+The log alone decides what a write stores. The index is kept in the log's own transactions
+and checked against the log as it is read: a transcript resumed from it stands for the
+stream at the version it reflects (that event must be stored), and learns the ids its
+command is given from it, in the same transaction (`IncompleteTranscript` → `recall`). Any
+other command replays the stream. The index catches up, in the next write of their session,
+with events that writers not keeping it stored (an older release, the event-sourcing library
+alone); a stream it never held is replayed once and indexed whole. No view is asked what is
+stored: a lost, altered or stale view row can make a write slower (a replay), never change
+what it stores. Every write refuses a session holding an event that cannot be read
+(`StorageError` naming its version): of a topic this release does not store (an index of
+the log finds it), or damaged — where the views quarantined an event of the session, a
+transcript that did not read it is replayed first, which fails on it.
+
+A write that answers with the session's context (`write_in_context`) reads it before its
+commit (see `context`), so that a write that committed never fails to answer.
 
 `erase` is the one write that removes events: it inserts the session's tombstone and
 deletes every earlier event of the stream, in the same transaction.
@@ -23,36 +35,27 @@ deletes every earlier event of the stream, in the same transaction.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from functools import partial
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 from uuid import UUID
 
-from eventsourcing.application import Application
-from eventsourcing.persistence import Notification, StoredEvent
+from eventsourcing.persistence import StoredEvent
 from eventsourcing.utils import Environment, EnvType
 
-from ..domain.errors import (
-    SessionErasedError,
-    SessionNotFoundError,
-    StorageError,
-    TranscriptError,
-)
+from ..domain.errors import SessionNotFoundError, StorageError, TranscriptError
 from ..domain.resumption import IncompleteTranscript
 from ..domain.transcript import Transcript, transcript_id
 from ..projections.views import TranscriptViews
-from .decoding import UNREADABLE, corrupt_event, with_every_field
+from .context import Context
+from .resuming import Resuming
 from .retry import StorageCalls
 from .storage import LogTransaction, StoreConfig
 
 T = TypeVar("T")
-Command = Callable[[Transcript | None, LogTransaction], tuple[T, Transcript | None]]
+Command = Callable[[Transcript | None], tuple[T, Transcript | None]]
 
 _LOCK_STRIPES = 64
-_SESSION_PAGE = 500
-_REPLAY_PAGE = 10_000  # events read at a time when a transcript is replayed
-_FIRST_EVENTS = (Transcript.Started, Transcript.Erased)  # a stream begins with one
-_FIRST_TOPICS = [event.TOPIC for event in _FIRST_EVENTS]
 # Recently written transcripts stay in memory (about 150 bytes a message: ids, content
 # hashes), so that a gateway writing thousands of live sessions in turn replays none of
 # them; a failed save evicts its transcript.
@@ -64,7 +67,16 @@ _CACHE = {
 }
 
 
-class TranscriptLog(Application[UUID]):
+@dataclass(frozen=True)
+class Written(Generic[T]):
+    """What a write transaction decided, and the session's context once it is stored (if
+    asked for, and the views could give it)."""
+
+    result: T
+    context: Context | None = None
+
+
+class TranscriptLog(Resuming):
     """The event-sourcing application that stores Transcript aggregates."""
 
     name = "transcripts"
@@ -85,11 +97,10 @@ class TranscriptLog(Application[UUID]):
     def start(self, session_id: str, **arguments: Any) -> None:
         """Start a session, or check it was started with the same arguments."""
 
-        def start(transcript: Transcript | None, tx: LogTransaction) -> tuple[None, Transcript]:
+        def start(transcript: Transcript | None) -> tuple[None, Transcript]:
             if transcript is None:
-                transcript = Transcript.start(session_id, **arguments)
-                self._insert(tx, transcript)
-            elif not transcript.started_with(**arguments):
+                return None, Transcript.start(session_id, **arguments)
+            if not transcript.started_with(**arguments):
                 raise TranscriptError(
                     f"session {session_id!r} was already started with other arguments"
                 )
@@ -102,15 +113,27 @@ class TranscriptLog(Application[UUID]):
     ) -> T:
         """Run a command on the session's transcript and store the events it triggers.
         `appends`: the command only appends, so a resumed transcript will do."""
+        return self._transact(
+            session_id, _on_started(session_id, command), resumable=appends
+        ).result
 
-        def write(transcript: Transcript | None, tx: LogTransaction) -> tuple[T, Transcript]:
-            if transcript is None:
-                raise SessionNotFoundError(session_id)
-            result = command(transcript)
-            self._insert(tx, transcript)
-            return result, transcript
-
-        return self._transact(session_id, write, resumable=appends)
+    def write_in_context(
+        self,
+        session_id: str,
+        command: Callable[[Transcript], T],
+        *,
+        appends: bool = False,
+        messages_of: Callable[[T], Sequence[str]] | None = None,
+    ) -> tuple[T, Context]:
+        """`write`, and the session's context once the events are stored, knowing the
+        messages of the ids `messages_of(result)` names."""
+        written = self._transact(
+            session_id,
+            _on_started(session_id, command),
+            resumable=appends,
+            context=messages_of or _no_ids,
+        )
+        return written.result, written.context or self.context(session_id)
 
     def erase(self, session_id: str) -> tuple[Transcript.Erased, bool]:
         """Replace the session's stream by its tombstone; return it, and whether an earlier
@@ -119,103 +142,24 @@ class TranscriptLog(Application[UUID]):
         Events that cannot be read are erased too: the tombstone counts what can be read."""
         tries = 0
 
-        def erase(
-            transcript: Transcript | None, tx: LogTransaction
-        ) -> tuple[tuple[Transcript.Erased, bool], Transcript]:
+        def erase(transcript: Transcript) -> tuple[Transcript.Erased, bool]:
             nonlocal tries
             tries += 1
-            if transcript is None:
-                raise SessionNotFoundError(session_id)
             if transcript.erasure is not None:  # on a retry: this call's first try landed
-                return (transcript.erasure, tries == 1), transcript
-            tombstone = transcript.erase()
-            self._insert(tx, transcript)
-            tx.delete_before(transcript.id, tombstone.originator_version)
-            return (tombstone, False), transcript
+                return transcript.erasure, tries == 1
+            return transcript.erase(), False
 
-        return self._transact(session_id, erase, lenient=True)
+        return self._transact(session_id, _on_started(session_id, erase), lenient=True).result
 
     def insert_records(self, events: Sequence[StoredEvent]) -> None:
-        """Insert stored events as they are (a copy of another store's log)."""
+        """Insert stored events as they are (a copy of another store's log; its next write
+        of each session indexes it)."""
 
         def insert() -> None:
             with self.backend.writing(self) as tx:
                 tx.insert(events)
 
         self.calls.run(insert, "write the log")
-
-    # -- queries ---------------------------------------------------------------------------
-
-    def session_events(
-        self, session_id: str, lte: int | None = None, gt: int | None = None
-    ) -> list[Transcript.Event]:
-        stored = self.calls.run(
-            lambda: self.recorder.select_events(transcript_id(session_id), gt=gt, lte=lte),
-            f"read session {session_id!r}",
-        )
-        events = [self.decoded(session_id, event) for event in stored]
-        if not events:
-            raise SessionNotFoundError(session_id)
-        return events
-
-    def last_version(self, session_id: str) -> int:
-        """The version of the session's last stored event (its tombstone's, if erased:
-        then SessionErasedError)."""
-        stream = transcript_id(session_id)
-        last = self.calls.run(
-            lambda: self.recorder.select_events(stream, desc=True, limit=1),
-            f"read session {session_id!r}",
-        )
-        if not last:
-            raise SessionNotFoundError(session_id)
-        if last[0].topic == Transcript.Erased.TOPIC:
-            tombstone = self.decoded(session_id, last[0])
-            raise SessionErasedError(session_id, tombstone.timestamp)
-        return last[0].originator_version
-
-    def readable_events(self, session_id: str) -> Iterator[Transcript.Event]:
-        """The events of a session that decode (the views quarantine the others)."""
-        stored = self.calls.run(
-            lambda: self.recorder.select_events(transcript_id(session_id)),
-            f"read session {session_id!r}",
-        )
-        for event in stored:
-            try:
-                yield self.decoded(session_id, event)
-            except StorageError:
-                continue
-
-    def stored_page(
-        self, session_id: str, after: int, size: int, until: int | None = None
-    ) -> Sequence[StoredEvent]:
-        """Up to `size` stored events of a session after version `after` (up to `until`),
-        not decoded."""
-        stream = transcript_id(session_id)
-        return self.calls.run(
-            lambda: self.recorder.select_events(stream, gt=after, lte=until, limit=size),
-            f"read session {session_id!r}",
-        )
-
-    def session_ids(self) -> Iterator[str]:
-        position: int | None = None
-        while True:
-            page = self.calls.run(partial(self._first_events, position), "read the log")
-            for notification in page:
-                try:
-                    started = self.mapper.to_domain_event(notification)
-                except Exception:  # a corrupt Started event: the views quarantined it
-                    continue
-                session_id = getattr(started, "session_id", None)
-                if isinstance(session_id, str):  # else damaged: quarantined too
-                    yield session_id
-            if len(page) < _SESSION_PAGE:
-                return
-            position = page[-1].id
-
-    def _first_events(self, position: int | None) -> Sequence[Notification]:
-        return self.recorder.select_notifications(
-            position, _SESSION_PAGE, topics=_FIRST_TOPICS, inclusive_of_start=False
-        )
 
     # -- the transaction -------------------------------------------------------------------
 
@@ -226,17 +170,20 @@ class TranscriptLog(Application[UUID]):
         *,
         lenient: bool = False,
         resumable: bool = False,
-    ) -> T:
+        context: Callable[[T], Sequence[str]] | None = None,
+    ) -> Written[T]:
         """Run `command` in a write transaction; `lenient`: on the transcript as far as its
         events can be read (else an unreadable event is a StorageError naming it);
-        `resumable`: on a resumed transcript if need be (else on the whole one)."""
+        `resumable`: on a resumed transcript if need be (else on the whole one); `context`:
+        read the session's context before the commit, with the messages of the ids it names
+        of the result."""
         aggregate_id = transcript_id(session_id)
         first_try = True
 
-        def attempt() -> T:
+        def attempt() -> Written[T]:
             nonlocal first_try
             resume, first_try = resumable and first_try, False
-            return self._attempt(session_id, aggregate_id, command, lenient, resume)
+            return self._attempt(session_id, aggregate_id, command, lenient, resume, context)
 
         with self._locks[hash(aggregate_id) % _LOCK_STRIPES]:
             return self.calls.run(attempt, f"write session {session_id!r}")
@@ -248,27 +195,25 @@ class TranscriptLog(Application[UUID]):
         command: Command[T],
         lenient: bool,
         resumable: bool,
-    ) -> T:
+        context: Callable[[T], Sequence[str]] | None,
+    ) -> Written[T]:
         """`resumable`: a resumed transcript will do. Never on a retry: an earlier try may
         have stored the ids the call made up, which a resumed transcript takes to be new
         (see `domain.resumption`)."""
         transcript = self._cached(aggregate_id)
-        if transcript is None or not (transcript.complete or resumable):
-            transcript = self._loaded(session_id, aggregate_id, lenient, resume=resumable)
-        recalled = False
-        while True:  # a resumed transcript may ask for ids once, then to be replayed
+        if transcript is not None and not (transcript.complete or resumable):
+            transcript = None
+        replayed = transcript is None and not resumable
+        if replayed:
+            transcript = self.replay(session_id, lenient)
+        while True:
             try:
-                return self._run(session_id, aggregate_id, transcript, command, lenient)
-            except IncompleteTranscript as incomplete:
-                assert transcript is not None and self.views is not None
-                ids = incomplete.message_ids
-                if ids is not None and not recalled:
-                    stored = self.views.stored_messages(session_id, ids, transcript.resumed_at)
-                    if stored is not None:  # else the views no longer hold the session whole
-                        transcript.recall(ids, stored)
-                        recalled = True
-                        continue
-                transcript = self._replay(session_id, aggregate_id, lenient)
+                return self._run(
+                    session_id, aggregate_id, transcript, command, lenient, resumable, context,
+                    replayed=replayed,
+                )  # fmt: skip
+            except IncompleteTranscript:  # the index or the views cannot answer: the log will
+                transcript, resumable, replayed = self.replay(session_id, lenient), False, True
 
     def _run(
         self,
@@ -277,13 +222,33 @@ class TranscriptLog(Application[UUID]):
         transcript: Transcript | None,
         command: Command[T],
         lenient: bool,
-    ) -> T:
+        resume: bool,
+        context: Callable[[T], Sequence[str]] | None,
+        *,
+        replayed: bool,
+    ) -> Written[T]:
+        """`replayed`: `transcript` was replayed from the log for this attempt."""
         ran = False
         try:
             with self.backend.writing(self) as tx:
-                current = self._fast_forward(session_id, transcript, tx, lenient)
+                indexed, unknown_topic = tx.index_state(aggregate_id)
+                if not lenient:
+                    self._check_readable(session_id, aggregate_id, tx, unknown_topic)
+                    transcript = self._vetted(aggregate_id, transcript, tx, replayed)
+                if transcript is None and resume:
+                    transcript = self._resumed(session_id, aggregate_id, tx, indexed)
+                current, changes = self._fast_forward(
+                    session_id, aggregate_id, transcript, tx, lenient, indexed
+                )
                 ran = True
-                result, changed = command(current, tx)
+                result, changed = self._decided(command, current, tx, aggregate_id)
+                events = changed.collect_events() if changed is not None else []
+                seen = (
+                    self._context(session_id, aggregate_id, tx, events, context(result))
+                    if context is not None
+                    else None
+                )
+                self._store(tx, aggregate_id, events, changes, indexed)
                 if self.views is not None:
                     self.views.project_written(tx)
         except BaseException:
@@ -292,92 +257,32 @@ class TranscriptLog(Application[UUID]):
             raise
         if changed is not None and self.repository.cache is not None:
             self.repository.cache.put(aggregate_id, changed)
-        return result
+        return Written(result, seen)
 
-    def _loaded(
-        self, session_id: str, aggregate_id: UUID, lenient: bool, *, resume: bool
-    ) -> Transcript | None:
-        """The session's transcript, not in memory: if `resume`, resumed at its last version
-        from its first event, when the views hold every event of it up to there and can
-        answer for its messages; replayed whole otherwise (and always when `lenient`)."""
-        if lenient or not resume or self.views is None:
-            return self._replay(session_id, aggregate_id, lenient)
-        last = self.recorder.select_events(aggregate_id, desc=True, limit=1)
-        if not last:
-            return None
-        version = last[0].originator_version
-        if not self.views.resumable(session_id, version):
-            return self._replay(session_id, aggregate_id, lenient)
-        first = self.recorder.select_events(aggregate_id, limit=1)
-        transcript = self._apply(session_id, None, first)
-        if transcript is not None and transcript.version < version:
-            transcript.resume(version)
-        return transcript
-
-    def _replay(self, session_id: str, aggregate_id: UUID, lenient: bool) -> Transcript | None:
-        return self._apply(session_id, None, self._replayed(aggregate_id), lenient)
-
-    def _replayed(self, aggregate_id: UUID) -> Iterator[StoredEvent]:
-        """The stream's events, read a page at a time: a long stream is never held whole."""
-        after: int | None = None
-        while True:
-            page = self.recorder.select_events(aggregate_id, gt=after, limit=_REPLAY_PAGE)
-            yield from page
-            if len(page) < _REPLAY_PAGE:
-                return
-            after = page[-1].originator_version
-
-    def _insert(self, tx: LogTransaction, transcript: Transcript) -> None:
-        events = transcript.collect_events()
-        if events:
-            tx.insert([self.mapper.to_stored_event(event) for event in events])
-
-    def _fast_forward(
-        self, session_id: str, transcript: Transcript | None, tx: LogTransaction, lenient: bool
-    ) -> Transcript | None:
-        """The transcript with the events stored after its version applied (under the lock);
-        replayed whole if they do not follow on (an erasure deleted the versions between)."""
-        version = 0 if transcript is None else transcript.version
-        stored = tx.events(transcript_id(session_id), after=version)
-        if stored and stored[0].originator_version != version + 1:
-            transcript, stored = None, tx.events(transcript_id(session_id), after=0)
-        return self._apply(session_id, transcript, stored, lenient)
-
-    def _apply(
+    def _context(
         self,
         session_id: str,
-        transcript: Transcript | None,
-        stored: Iterable[StoredEvent],
-        lenient: bool = False,
-    ) -> Transcript | None:
-        """`transcript` (None: none yet) with the stored events applied in order. `lenient`:
-        an event that cannot be read is left out (the transcript still takes the stream's
-        last version, so that its next event follows on)."""
-        last = 0
-        for event in stored:
-            last = event.originator_version
-            try:
-                decoded = self.decoded(session_id, event)
-                if transcript is None and not isinstance(decoded, _FIRST_EVENTS):
-                    raise corrupt_event(session_id, last, ValueError("no Started event before it"))
-                try:
-                    transcript = decoded.mutate(transcript)
-                except UNREADABLE as error:  # a damaged event, decoded but not applicable
-                    raise corrupt_event(session_id, last, error) from error
-            except StorageError:
-                if not lenient or (transcript is None and event.topic == Transcript.Erased.TOPIC):
-                    raise  # (an erased session's tombstone: nothing more to erase)
-                if transcript is None:  # not even its start can be read
-                    transcript = Transcript.stand_in(session_id)
-                transcript.version = last  # the next event follows on
-        return transcript
-
-    def decoded(self, session_id: str, stored: StoredEvent) -> Transcript.Event:
-        """A stored event of the session, decoded; StorageError naming its version if not."""
+        aggregate_id: UUID,
+        tx: LogTransaction,
+        events: Sequence[Transcript.Event],
+        message_ids: Sequence[str],
+    ) -> Context | None:
+        """The session's context once `events` are stored, knowing the messages of
+        `message_ids`: the views' as they are, with the events after it applied; None if the
+        views cannot give it."""
+        views = self.views
+        viewed = views.context_in(tx, session_id, message_ids) if views is not None else None
+        if viewed is None:
+            return None
+        context = Context(*viewed)
         try:
-            return with_every_field(self.mapper.to_domain_event(stored))  # type: ignore[arg-type]
-        except UNREADABLE as error:
-            raise corrupt_event(session_id, stored.originator_version, error) from error
+            for stored in tx.events(aggregate_id, after=context.version):
+                context.apply(self.decoded(session_id, stored))
+            for event in events:
+                context.apply(event)
+        except (StorageError, ValueError):
+            return None
+        return context if context.knows([*context.active_ids, *message_ids]) else None
 
     def _cached(self, aggregate_id: UUID) -> Transcript | None:
         cache = self.repository.cache
@@ -395,3 +300,20 @@ class TranscriptLog(Application[UUID]):
                 cache.get(aggregate_id, evict=True)
             except KeyError:
                 pass
+
+
+def _no_ids(_: object) -> Sequence[str]:
+    return ()
+
+
+def _on_started(
+    session_id: str, command: Callable[[Transcript], T]
+) -> Callable[[Transcript | None], tuple[T, Transcript]]:
+    """`command` on the session's transcript; SessionNotFoundError if there is none."""
+
+    def run(transcript: Transcript | None) -> tuple[T, Transcript]:
+        if transcript is None:
+            raise SessionNotFoundError(session_id)
+        return command(transcript), transcript
+
+    return run

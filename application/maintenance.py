@@ -2,7 +2,9 @@
 
 Rebuild, catch-up and status are the views' own (see `projections.views`); verification
 folds each session's log independently of the projector (`projections.fold`) and names
-every difference (`projections.verify`).
+every difference (`projections.verify`). Both look after the write side's index of message
+ids too (`domain.id_index`), which the log's writes keep: verify diffs it against the log, a
+rebuild drops it (each session's next write indexes it anew from its log).
 """
 
 from __future__ import annotations
@@ -15,11 +17,15 @@ from typing import Any
 from eventsourcing.persistence import PersistenceError
 
 from ..domain.errors import StorageError
+from ..domain.id_index import IndexChanges, IndexEntry, id_key
+from ..domain.transcript import Transcript, transcript_id
 from ..projections.fold import SessionFold
-from ..projections.verify import VerifyReport, compare_session, quarantine_problems
+from ..projections.verify import Problem, VerifyReport, compare_session, quarantine_problems
 from ..projections.views import Progress, TranscriptViews, ViewStatus
 from . import arguments
 from .event_log import TranscriptLog
+
+STREAMS_TABLE, IDS_TABLE = "log_streams", "log_message_ids"  # the index's tables
 
 
 class ViewMaintenance:
@@ -34,10 +40,13 @@ class ViewMaintenance:
         """Replay the whole log into fresh views and swap them in; return the events replayed.
 
         `progress(done, total)` is called after each batch. Readers see the old views until
-        the new ones are complete.
+        the new ones are complete. The write side's index of message ids is dropped too:
+        the next write of each session indexes it anew from its log.
         """
         arguments.callback(progress, "progress")
-        return self._read(lambda: self._views.rebuild(progress), "rebuild the views")
+        replayed = self._read(lambda: self._views.rebuild(progress), "rebuild the views")
+        self._read(lambda: self._log.backend.reset_index(self._log), "drop the index")
+        return replayed
 
     def catch_up_projections(self, progress: Progress | None = None) -> int:
         """Project the log entries the views have not seen yet; return how many."""
@@ -90,10 +99,44 @@ def verify(log: TranscriptLog, views: TranscriptViews) -> VerifyReport:
     sessions = [*in_log, *(s for s in views.session_ids() if s not in known)]
     problems = quarantine_problems(views.quarantined())
     for session_id in sessions:
-        events = log.readable_events(session_id) if session_id in known else None
-        fold = SessionFold.of_readable(events) if events is not None else None
-        problems += compare_session(session_id, fold, views.rows(session_id))
+        if session_id not in known:
+            problems += compare_session(session_id, None, views.rows(session_id))
+            continue
+        index = log.backend.read_index(log, transcript_id(session_id))  # then the log
+        events, whole = log.readable_events(session_id)
+        problems += compare_session(
+            session_id, SessionFold.of_readable(events), views.rows(session_id)
+        )
+        if whole:  # else quarantined: its writes are refused
+            problems += index_problems(session_id, index, events)
     return VerifyReport(sessions=len(sessions), problems=problems)
+
+
+def index_problems(
+    session_id: str,
+    index: tuple[int | None, dict[bytes, IndexEntry]],
+    events: list[Transcript.Event],
+) -> list[Problem]:
+    """Every difference between a session's index of message ids, read before its events,
+    and what those events up to the version it reflects call for. A session never indexed
+    has none: its next write indexes it."""
+    version, stored = index
+    if version is None:
+        return []
+    expected = IndexChanges.of(event for event in events if event.originator_version <= version)
+    if expected.version != version:
+        detail = f"it reflects version {version}, the log's last is {expected.version}"
+        return [Problem(session_id, STREAMS_TABLE, "changed", session_id, detail)]
+    problems = []
+    for message_id, entry in expected.entries.items():
+        found = stored.pop(id_key(message_id), None)
+        if found is None:
+            problems.append(Problem(session_id, IDS_TABLE, "missing", message_id))
+        elif found != entry:
+            detail = f"expected {entry}, stored {found}"
+            problems.append(Problem(session_id, IDS_TABLE, "changed", message_id, detail))
+    problems += [Problem(session_id, IDS_TABLE, "extra", f"id key {key.hex()}") for key in stored]
+    return problems
 
 
 @contextmanager

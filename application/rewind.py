@@ -9,13 +9,15 @@ active and writes nothing, so a call rewinds at most once and returns what it de
 from __future__ import annotations
 
 from ..domain.transcript import Transcript
+from .context import Context
 from .event_log import TranscriptLog
 
 
 def rewind_once(
     log: TranscriptLog, session_id: str, *, count: int | None, to: str | None, reason: str
-) -> list[str]:
-    """Rewind the session's active tail in one Rewound event; return the ids decided."""
+) -> tuple[list[str], Context]:
+    """Rewind the session's active tail in one Rewound event; return the ids decided, and
+    the session's context once it is stored (which holds their messages)."""
     decided: list[str] | None = None
 
     def command(transcript: Transcript) -> list[str]:
@@ -25,4 +27,4 @@ def rewind_once(
         transcript.rewind(decided, reason=reason)
         return decided
 
-    return log.write(session_id, command)
+    return log.write_in_context(session_id, command, messages_of=list)

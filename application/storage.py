@@ -28,6 +28,7 @@ from eventsourcing.persistence import StoredEvent
 
 from ..config import Settings, default_url
 from ..domain.errors import StorageError
+from ..domain.id_index import IndexChanges, IndexEntry, IndexState
 
 if TYPE_CHECKING:
     from eventsourcing.application import Application
@@ -48,10 +49,28 @@ class Failure(Enum):
 
 
 class LogTransaction(Protocol):
-    """What a write transaction does with the log (see `Backend.writing`)."""
+    """What a write transaction does with the log (see `Backend.writing`), and with the
+    write side's index of message ids that it keeps (`domain.id_index`)."""
 
     def events(self, stream_id: UUID, *, after: int) -> list[StoredEvent]:
         """The stream's events after version `after`, in order."""
+
+    def first_event(self, stream_id: UUID) -> StoredEvent | None:
+        """The stream's first stored event (None: no such stream)."""
+
+    def event(self, stream_id: UUID, version: int) -> StoredEvent | None:
+        """The stream's event of that version, if it is stored."""
+
+    def index_state(self, stream_id: UUID) -> IndexState:
+        """The version of the stream its index reflects, and the first of its events whose
+        topic cannot be read."""
+
+    def indexed(self, stream_id: UUID, message_ids: Sequence[str]) -> dict[str, IndexEntry]:
+        """The index entries of the stream's message ids among these (the others: never
+        stored)."""
+
+    def write_index(self, stream_id: UUID, changes: IndexChanges) -> None:
+        """Apply what events did to the stream's index."""
 
     def insert(self, events: Sequence[StoredEvent]) -> None:
         """Insert events (fenced: a version stored already, or below the stream's last, is
@@ -171,6 +190,18 @@ class Backend(ABC):
     def writing(self, log: Application[UUID]) -> AbstractContextManager[LogTransaction]:
         """A write transaction on the log that holds the store's write lock from its start,
         committed at the end. Writers of every process take the lock in turn."""
+
+    @abstractmethod
+    def read_index(
+        self, log: Application[UUID], stream_id: UUID
+    ) -> tuple[int | None, dict[bytes, IndexEntry]]:
+        """The write side's index of a stream as stored (`domain.id_index`): the version it
+        reflects (None: never indexed) and its entries by id key."""
+
+    @abstractmethod
+    def reset_index(self, log: Application[UUID]) -> None:
+        """Drop the write side's whole index, under the write lock: the next write of each
+        session indexes it anew from its log."""
 
     @abstractmethod
     def durability(self, log: Application[UUID]) -> dict[str, str]:

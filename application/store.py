@@ -146,7 +146,8 @@ class TranscriptStore(PagedReads, ViewMaintenance):
         `expected_version`, see `VersionConflictError`: the call stores only if the session
         is still at that version (a call that stores nothing new succeeds as a no-op).
         """
-        return self._append(session_id, messages, restore=True, expected=expected_version)
+        session_id, append = self._append_command(session_id, messages, True, expected_version)
+        return self._log.write(session_id, append, appends=True)
 
     def sync(
         self,
@@ -161,8 +162,11 @@ class TranscriptStore(PagedReads, ViewMaintenance):
         compaction or a rewind never brings its messages back. `expected_version`: as
         `append`'s.
         """
-        self._append(session_id, live_messages, restore=False, expected=expected_version)
-        return self.active(session_id)
+        session_id, append = self._append_command(
+            session_id, live_messages, False, expected_version
+        )
+        _, context = self._log.write_in_context(session_id, append, appends=True)
+        return context.active()
 
     def write(
         self, session_id: str, changes: Sequence[Change], *, expected_version: int | None = None
@@ -187,8 +191,8 @@ class TranscriptStore(PagedReads, ViewMaintenance):
         session_id = arguments.session_id(session_id)
         count, to = arguments.rewind_target(count, to)
         arguments.text(reason, "reason")
-        rewound = rewind_once(self._log, session_id, count=count, to=to, reason=reason)
-        return self._read(lambda: self._views.messages(session_id, rewound)) if rewound else []
+        rewound, context = rewind_once(self._log, session_id, count=count, to=to, reason=reason)
+        return context.taken(rewound)
 
     def begin_compaction(self, session_id: str) -> CompactionAttempt:
         """Take the active snapshot a compaction is computed against."""
@@ -211,7 +215,7 @@ class TranscriptStore(PagedReads, ViewMaintenance):
         arguments.text(reason, "reason")
         arguments.optional_integer(tokens_before, "tokens_before")
         arguments.optional_integer(tokens_after, "tokens_after")
-        arguments.optional_json_object(metadata, "metadata")
+        metadata = arguments.optional_json_object(metadata, "metadata")
         return self._compactions.commit(
             attempt, replacement, reason=reason, tokens_before=tokens_before,
             tokens_after=tokens_after, metadata=metadata,
@@ -363,14 +367,11 @@ class TranscriptStore(PagedReads, ViewMaintenance):
     def _check_session(self, session_id: str) -> None:
         self._read(lambda: self._views.check_session(session_id))
 
-    def _append(
-        self,
-        session_id: str,
-        messages: Iterable[object],
-        *,
-        restore: bool,
-        expected: int | None = None,
-    ) -> list[Message]:
+    def _append_command(
+        self, session_id: str, messages: Iterable[object], restore: bool, expected: int | None
+    ) -> tuple[str, Callable[[Transcript], list[Message]]]:
+        """The session id checked, and the command appending the messages to it (`restore`:
+        a rewound id given again is restored; `expected`: the version to fence on)."""
         session_id = arguments.session_id(session_id)
         messages = as_message_list(messages)
         arguments.optional_integer(expected, "expected_version")
@@ -384,7 +385,7 @@ class TranscriptStore(PagedReads, ViewMaintenance):
                 raise VersionConflictError(session_id, expected, version)
             return stored
 
-        return self._log.write(session_id, append, appends=True)
+        return session_id, append
 
     def _fold(self, session_id: str, lte: int | None = None) -> SessionFold:
         try:

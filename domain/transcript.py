@@ -314,8 +314,9 @@ class Transcript(Resumable, ToolPairing, Rewinding, SessionState, Aggregate):
                 f"after this attempt began at version {based_on_version}",
                 would_supersede(snapshot, replacement),
             )
-        if list(snapshot) != self.active[: len(snapshot)]:
-            raise TranscriptError("the attempt's snapshot is not this transcript's active list")
+        if list(snapshot) != self.active[: len(snapshot)]:  # read from damaged views
+            text = f"the attempt's snapshot is not the active list of version {based_on_version}"
+            raise CompactionRejected(CONFLICT, text, would_supersede(snapshot, replacement))
         plan = plan_compaction(snapshot, replacement, self.hashes)
         check_result_pairing(plan, self.active[len(snapshot) :], self.calls, self.answers)
         self.trigger_event(

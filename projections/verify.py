@@ -22,7 +22,7 @@ from .views import SessionRows
 class Problem:
     session_id: str | None
     view: str
-    kind: str  # missing | extra | changed | misordered | quarantined
+    kind: str  # missing | extra | changed | misordered | quarantined | unreadable
     key: str  # the row: a message id, a compaction id, a log position, or the session id
     detail: str = ""
 
@@ -95,13 +95,36 @@ def compare_session(session_id: str, fold: SessionFold | None, rows: SessionRows
         )
         for row in rows.attempts
     ]
-    return [
+    problems = [
         *_diff_list(session_id, "active_messages", expected_active, stored_active),
         *_positions(session_id, "active_messages", [row.position for row in rows.active]),
         *_diff_list(session_id, "message_history", expected_history, stored_history),
         *_positions(session_id, "message_history", [row.seq for row in rows.history]),
         *_diff_list(session_id, "compaction_attempts", expected_attempts, stored_attempts),
         *_diff_session(session_id, fold, rows.session),
+    ]
+    return [*_unreadable(session_id, rows), *_not_unreadable(problems, rows)]
+
+
+def _unreadable(session_id: str, rows: SessionRows) -> list[Problem]:
+    return [
+        Problem(session_id, view, "unreadable", key, reason)
+        for view, key, reason in rows.unreadable
+    ]
+
+
+def _not_unreadable(problems: list[Problem], rows: SessionRows) -> list[Problem]:
+    """The problems but a missing row that is there, unreadable (reported as such), and what
+    follows from it: a misordered list, a session row that differs."""
+    if not rows.unreadable:
+        return problems
+    unreadable = {(view, key) for view, key, _ in rows.unreadable}
+    views = {view for view, _ in unreadable}
+    return [
+        problem
+        for problem in problems
+        if (problem.view, problem.key) not in unreadable
+        and not (problem.kind == "misordered" and problem.view in views)
     ]
 
 

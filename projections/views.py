@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from threading import Event
 
 from ..domain.messages import Message
@@ -57,12 +57,15 @@ class SearchHit:
 
 @dataclass(frozen=True)
 class SessionRows:
-    """Every view row of one session, for verification."""
+    """Every view row of one session, for verification; those that cannot be read are left
+    out, named in `unreadable`: (view, the row's message id, compaction id or session id,
+    why)."""
 
     session: SessionRow | None
     active: list[ActiveRow]
     history: list[HistoryRow]
     attempts: list[AttemptRow]
+    unreadable: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 class TranscriptViews(ABC):
@@ -161,21 +164,18 @@ class TranscriptViews(ABC):
         """Project the log entries the views have not seen yet; return how many."""
 
     @abstractmethod
-    def resumable(self, session_id: str, version: int) -> bool:
-        """Whether the views hold every event of the session up to `version`, none left out
-        (quarantined) and the session not erased: then, and from then on (the views only move
-        forward), `stored_messages` answers for every message stored up to there. Never
-        waits for a catch-up."""
+    def left_out(self, transaction: object, transcript_id: str) -> list[int]:
+        """The versions of the transcript's events (its id as hex) the views quarantined,
+        read inside a write transaction of the log (the backend's)."""
 
     @abstractmethod
-    def stored_messages(
-        self, session_id: str, message_ids: Sequence[str], version: int
-    ) -> dict[str, tuple[Message, bool]] | None:
-        """The session's messages with these ids that the views hold, as stored (with
-        `id`), and whether each is rewound; as the views are, not caught up first. None
-        unless, in the same snapshot, they hold the session whole up to `version`
-        (`resumable`): a rebuild may have left an event out since, a crashed server the
-        views' last commits."""
+    def context_in(
+        self, transaction: object, session_id: str, message_ids: Sequence[str] = ()
+    ) -> tuple[int, list[Message], list[Message]] | None:
+        """The session's version, its active messages and its stored messages of
+        `message_ids` (those the views hold), read inside a write transaction of the log (the
+        backend's) as the views are, current or not (never waited for); None if they cannot
+        say: no such session, quarantined or erased, a damaged row."""
 
     @abstractmethod
     def project_written(self, transaction: object) -> None:

@@ -81,7 +81,7 @@ def test_after_reopening_starting_a_session_again_with_the_same_arguments_is_a_n
 def test_a_long_stream_is_replayed_a_page_at_a_time_into_the_transcript_the_whole_makes(
     durable_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from transcripts.application import event_log
+    from transcripts.application import log_reads
     from transcripts.domain.transcript import transcript_id
 
     from support.events import replay
@@ -93,7 +93,7 @@ def test_a_long_stream_is_replayed_a_page_at_a_time_into_the_transcript_the_whol
             store.append("long", [{"id": f"m{i}", "role": "user", "content": f"turn {i}"}])
         store.compact("long", lambda messages: [{"role": "system", "content": "sum"}, *messages[-2:]])
         store.rewind("long", count=2)
-    monkeypatch.setattr(event_log, "_REPLAY_PAGE", 4)
+    monkeypatch.setattr(log_reads, "_REPLAY_PAGE", 4)
     pages: list[object] = []
     with TranscriptStore.open(durable_url) as store:  # as a new process: nothing cached
         select = store._log.recorder.select_events

@@ -12,7 +12,15 @@ from transcripts import StorageError, TranscriptStore
 from support.postgres import EVENTS_TABLE, TRACKING_TABLE, connect, sql, tables, with_database
 from support.rows import ORDERED_TABLES
 
-STORE_TABLES = {EVENTS_TABLE, TRACKING_TABLE, *ORDERED_TABLES, "store_settings", "message_search"}
+STORE_TABLES = {
+    EVENTS_TABLE,
+    TRACKING_TABLE,
+    *ORDERED_TABLES,
+    "store_settings",
+    "message_search",
+    "log_streams",  # the write side's index of message ids
+    "log_message_ids",
+}
 
 
 def test_opening_an_empty_database_creates_the_logs_and_the_views_tables(

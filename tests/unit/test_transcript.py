@@ -270,10 +270,12 @@ def test_superseding_a_call_together_with_its_result_commits() -> None:
     assert (event.replaced, event.kept) == (6, ["m6"])
 
 
-def test_a_snapshot_that_is_not_the_start_of_the_active_list_is_an_error() -> None:
+def test_a_snapshot_that_is_not_the_start_of_the_active_list_is_a_conflict() -> None:
+    """(An attempt read from damaged views: its commit is refused, and recorded.)"""
     transcript = appended(ids(3))
-    with pytest.raises(TranscriptError, match="snapshot is not this transcript's active list"):
+    with pytest.raises(CompactionRejected, match="snapshot is not the active list") as raised:
         commit(transcript, [summary()], snapshot=["m2", "m3"])
+    assert raised.value.failure == CONFLICT
     assert collect(transcript) == []
 
 

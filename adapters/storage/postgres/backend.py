@@ -21,6 +21,7 @@ import math
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from uuid import UUID
+from weakref import WeakKeyDictionary
 
 import psycopg
 from eventsourcing.application import Application
@@ -30,10 +31,12 @@ from eventsourcing.utils import get_topic
 
 from ....application.storage import Backend, Failure, StoreConfig
 from ....domain.errors import NotAStoreError, StorageError
+from ....domain.id_index import IndexEntry
 from ....projections.projector import Projector
 from ..environment import shared_env
 from ..internals import without_retry
 from ..sealing import SETTINGS_TABLE
+from ..sql.log_index import IndexTypes, LogIndex
 from ..sql.schema import QUARANTINE, VERSIONS_TABLE
 from ..sql.search import NoSearch
 from ..sql.views import SQLTranscriptViews
@@ -53,6 +56,7 @@ EVENTS_TABLE = "transcripts_events"  # the library's table of the `transcripts` 
 _LASTING_STATES = frozenset({"53100", "58030", "25006"})
 # The server ended the connection (an administrator, a shutdown, a crash): "08…" too.
 _DROPPED_STATES = frozenset({"57P01", "57P02", "57P03"})
+INDEX_TYPES = IndexTypes(stream="uuid", digest="bytea", integer="bigint", boolean="boolean")
 
 
 class TranscriptRecorder(PostgresApplicationRecorder):
@@ -66,6 +70,9 @@ class TranscriptRecorder(PostgresApplicationRecorder):
 
 class PostgresBackend(Backend):
     url_forms = (URL_FORM,)
+
+    def __init__(self) -> None:
+        self._indexes: WeakKeyDictionary[Application[UUID], LogIndex] = WeakKeyDictionary()
 
     def locate(self, url: str) -> PostgresLocation:
         return parse_url(url)
@@ -153,11 +160,25 @@ class PostgresBackend(Backend):
         if not erasure.has_fence(datastore, recorder.events_table_name):
             with _schema_lock(datastore, recorder.events_table_name):
                 erasure.create_fence(datastore, recorder.events_table_name)
+        self._index(log)
         return views
 
     def writing(self, log: Application[UUID]) -> AbstractContextManager[PostgresLogTransaction]:
         assert isinstance(log.recorder, PostgresApplicationRecorder)
-        return log_transaction(log.recorder, durable=log.env.get(SYNCHRONOUS_COMMIT) != "off")
+        return log_transaction(
+            log.recorder, self._index(log), durable=log.env.get(SYNCHRONOUS_COMMIT) != "off"
+        )
+
+    def read_index(
+        self, log: Application[UUID], stream_id: UUID
+    ) -> tuple[int | None, dict[bytes, IndexEntry]]:
+        assert isinstance(log.recorder, PostgresApplicationRecorder)
+        with log.recorder.datastore.transaction(commit=False) as cursor:
+            return self._index(log).stored(cursor, stream_id)
+
+    def reset_index(self, log: Application[UUID]) -> None:
+        with self.writing(log) as tx:
+            tx.log_index.reset(tx.cursor)
 
     def durability(self, log: Application[UUID]) -> dict[str, str]:
         """The server's `synchronous_commit` and `fsync` for the store's connections; at
@@ -175,6 +196,29 @@ class PostgresBackend(Backend):
 
     def scrub(self, log: Application[UUID]) -> None:
         erasure.scrub(log)
+
+    def _index(self, log: Application[UUID]) -> LogIndex:
+        """The log's index of message ids, created with its tables if they are missing (one
+        process at a time)."""
+        index = self._indexes.get(log)
+        if index is None:
+            recorder = log.recorder
+            assert isinstance(recorder, PostgresApplicationRecorder)
+            datastore = recorder.datastore
+            index = LogIndex(
+                recorder.events_table_name,
+                stream_key=lambda stream_id: stream_id,
+                flag=bool,
+                cipher=log.mapper.cipher,
+                param="%s",
+            )
+            if not _all_exist(datastore, index.names(), recorder.stored_event_type_name):
+                with _schema_lock(datastore, recorder.events_table_name):
+                    with datastore.transaction(commit=True) as cursor:
+                        for statement in index.create_statements(INDEX_TYPES):
+                            cursor.execute(statement)
+            self._indexes[log] = index
+        return index
 
     @staticmethod
     def _location(config: StoreConfig) -> PostgresLocation:

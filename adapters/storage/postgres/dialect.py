@@ -180,6 +180,11 @@ class PostgresDialect(Dialect):
         cursor.execute(self._try_write_lock, prepare=True)
         if not cursor.fetchone()["locked"]:
             return None
+        return self.cursor_in(transaction)
+
+    def cursor_in(self, transaction: object) -> QmarkCursor:
+        assert isinstance(transaction, PostgresLogTransaction)
+        cursor = transaction.cursor
         cursor.adapters.register_loader("json", _OrjsonLoader)
         return QmarkCursor(cursor)
 

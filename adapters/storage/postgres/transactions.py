@@ -21,6 +21,9 @@ from eventsourcing.persistence import StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
 from psycopg.sql import SQL, Identifier
 
+from ....domain.id_index import IndexChanges, IndexEntry, IndexState
+from ..sql.log_index import LogIndex
+
 # The library setting of the log's writes: "on" (the store's durability "full") or "off".
 SYNCHRONOUS_COMMIT = "POSTGRES_SYNCHRONOUS_COMMIT"
 
@@ -28,15 +31,23 @@ SYNCHRONOUS_COMMIT = "POSTGRES_SYNCHRONOUS_COMMIT"
 class PostgresLogTransaction:
     """A write transaction on a PostgreSQL store's log (see `LogTransaction`)."""
 
-    def __init__(self, recorder: PostgresApplicationRecorder, cursor: Any) -> None:
+    def __init__(self, recorder: PostgresApplicationRecorder, cursor: Any, index: LogIndex) -> None:
         self.recorder = recorder
         self.cursor = cursor
+        self.log_index = index
         table = SQL("{}.{}").format(
             Identifier(recorder.datastore.schema), Identifier(recorder.events_table_name)
         )
         self._select = SQL(
             "SELECT originator_version, topic, state FROM {} "
             "WHERE originator_id = %s AND originator_version > %s ORDER BY originator_version"
+        ).format(table)
+        self._first = SQL(
+            "SELECT originator_version, topic, state FROM {} "
+            "WHERE originator_id = %s ORDER BY originator_version LIMIT 1"
+        ).format(table)
+        self._event = SQL(
+            "SELECT topic, state FROM {} WHERE originator_id = %s AND originator_version = %s"
         ).format(table)
         self._delete = SQL(
             "DELETE FROM {} WHERE originator_id = %s AND originator_version < %s"
@@ -49,6 +60,27 @@ class PostgresLogTransaction:
             StoredEvent(stream_id, row["originator_version"], row["topic"], row["state"])
             for row in self.cursor.fetchall()
         ]
+
+    def first_event(self, stream_id: UUID) -> StoredEvent | None:
+        self.cursor.execute(self._first, (stream_id,), prepare=True)
+        row = self.cursor.fetchone()
+        if row is None:
+            return None
+        return StoredEvent(stream_id, row["originator_version"], row["topic"], row["state"])
+
+    def event(self, stream_id: UUID, version: int) -> StoredEvent | None:
+        self.cursor.execute(self._event, (stream_id, version))
+        row = self.cursor.fetchone()
+        return None if row is None else StoredEvent(stream_id, version, row["topic"], row["state"])
+
+    def index_state(self, stream_id: UUID) -> IndexState:
+        return self.log_index.state(self.cursor, stream_id)
+
+    def indexed(self, stream_id: UUID, message_ids: Sequence[str]) -> dict[str, IndexEntry]:
+        return self.log_index.entries(self.cursor, stream_id, message_ids)
+
+    def write_index(self, stream_id: UUID, changes: IndexChanges) -> None:
+        self.log_index.write(self.cursor, stream_id, changes)
 
     def insert(self, events: Sequence[StoredEvent]) -> None:
         recorder = self.recorder
@@ -68,7 +100,7 @@ class PostgresLogTransaction:
 
 @contextmanager
 def log_transaction(
-    recorder: PostgresApplicationRecorder, *, durable: bool = True
+    recorder: PostgresApplicationRecorder, index: LogIndex, *, durable: bool = True
 ) -> Iterator[PostgresLogTransaction]:
     """A write transaction on the log, holding its table lock from the start; `durable`:
     its commit waits for the disk (else `synchronous_commit = off`)."""
@@ -78,4 +110,4 @@ def log_transaction(
                 cursor.execute("SET LOCAL synchronous_commit = off", prepare=True)
             for statement in recorder.lock_table_statements:
                 cursor.execute(statement, prepare=True)
-        yield PostgresLogTransaction(recorder, cursor)
+        yield PostgresLogTransaction(recorder, cursor, index)

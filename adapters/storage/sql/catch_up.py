@@ -23,7 +23,7 @@ from ....projections.projector import Projector, ViewState
 from ....projections.rows import ActiveRow, QuarantineRow, SessionRow, ViewChanges
 from ....projections.views import Progress
 from .dialect import Cursor, Dialect
-from .rows import RowReader
+from .rows import RowReader, reading_row
 from .schema import LIVE, NEXT, Tables
 from .writing import ChangeWriter
 
@@ -134,7 +134,8 @@ class CatchUp:
     def session_state(self, c: Cursor, session_id: str) -> SessionState:
         """Whether the live views reflect the whole log, and what they hold of a session."""
         c.execute(self._session_state, (TRACKING_NAME, session_id))
-        return self._state(c.fetchone())
+        with reading_row("sessions", lambda: f"session {session_id!r}"):
+            return self._state(c.fetchone())
 
     def session_active(self, session_id: str) -> tuple[bool, list[tuple[int, Any]] | None]:
         """Whether the live views reflect the whole log, and the session's active messages

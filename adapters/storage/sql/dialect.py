@@ -50,6 +50,11 @@ class Dialect(ABC):
         """A cursor to project the views with inside a write transaction of the log (the
         backend's `LogTransaction`), or None if they cannot be projected in it now."""
 
+    @abstractmethod
+    def cursor_in(self, transaction: object) -> Cursor:
+        """A cursor to read the views with inside a write transaction of the log, whoever
+        holds the views' write lock."""
+
     def pipelined(self, c: Cursor) -> AbstractContextManager[object]:
         """A block whose statements may be sent together, their results not waited for one
         by one (a round trip each where the database is across a network)."""

@@ -35,8 +35,8 @@ class PageQueries:
             "AND position > ? ORDER BY position LIMIT ?",
             (*self._key(session_id), after, size),
         )
-        load = self.rows.json_content
-        return [(position, load(message)) for position, message in rows]
+        messages = self.rows.contents(session_id, rows)
+        return [(position, message) for (position, _), message in zip(rows, messages, strict=True)]
 
     def history(self, c: Cursor, session_id: str, after: int, size: int) -> list[HistoryRow]:
         """Up to `size` message_history rows after seq `after`, in storage order."""

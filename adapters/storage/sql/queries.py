@@ -1,22 +1,23 @@
 """The queries users' calls make of the live view tables.
 
 Each takes a cursor on views that reflect the whole log, opened by the views once they
-checked the session is there to be read; but for `holds_whole` and `stored`, which the
-write side asks of the views as they are.
+checked the session is there to be read; but for `left_out` and `context`, which the write
+side asks of the views as they are, inside its own transaction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from ....domain.messages import Message
 from ....projections.rows import AttemptRow, HistoryRow, QuarantineRow, SessionRow
 from ....projections.views import SessionRows
 from .dialect import Cursor
-from .rows import RowReader
+from .rows import UNREADABLE, DamagedRow, RowReader, message_key
 from .schema import QUARANTINE
 
+T = TypeVar("T")
 ATTEMPTS = "SELECT * FROM compaction_attempts WHERE session_id = ? ORDER BY version"
 SESSION = "SELECT * FROM sessions WHERE session_id = ?"
 IDS_PER_QUERY = 500  # well under every backend's limit of parameters
@@ -27,15 +28,23 @@ class ViewQueries:
         self.rows = rows
         self._columns = rows.dialect.columns
         session, active = self._columns.session_match(), self._columns.active_match()
-        self._active = f"SELECT message FROM active_messages WHERE {active} ORDER BY position"
+        self._active = (
+            f"SELECT position, message FROM active_messages WHERE {active} ORDER BY position"
+        )
         self._active_rows = f"SELECT * FROM active_messages WHERE {active} ORDER BY position"
         self._history = f"SELECT * FROM message_history WHERE {session} ORDER BY seq"
         self._position = f"SELECT position FROM active_messages WHERE {session} AND message_id = ?"
+        readable = "s.transcript_id IS NOT NULL AND s.erased_at IS NULL AND s.quarantined = 0"
+        self._context = (  # one statement: one moment of the views, whoever projects them
+            f"SELECT 0 AS position, {self._columns.json_array}(s.version, {readable}) "
+            "AS message FROM (SELECT 1 AS one) AS one LEFT JOIN sessions AS s "
+            "ON s.session_id = ? UNION ALL SELECT position, message FROM active_messages "
+            f"WHERE {active} ORDER BY position"
+        )
 
     def active(self, c: Cursor, session_id: str) -> list[Message]:
-        c.execute(self._active, self._columns.session_params(session_id))
-        load = self.rows.json_content
-        return [load(row["message"]) for row in c.fetchall()]
+        rows = self.rows.dialect.tuples(c, self._active, self._columns.session_params(session_id))
+        return self.rows.contents(session_id, rows)
 
     def history(self, c: Cursor, session_id: str) -> list[HistoryRow]:
         c.execute(self._history, self._columns.session_params(session_id))
@@ -81,38 +90,44 @@ class ViewQueries:
         return self.rows.history(row) if row is not None else None
 
     def messages(self, c: Cursor, session_id: str, message_ids: list[str]) -> list[Message]:
-        load = self.rows.json_content
-        found = {
-            row["message_id"]: load(row["message"])
-            for row in self._history_rows(c, session_id, message_ids, "message")
-        }
+        found = {}
+        for row in self._history_rows(c, session_id, message_ids, "message"):
+            try:
+                found[row["message_id"]] = self.rows.json_content(row["message"])
+            except UNREADABLE as error:
+                key = message_key(session_id, row["message_id"])
+                raise DamagedRow("message_history", key, error) from error
         return [found[message_id] for message_id in message_ids]
 
-    def holds_whole(self, c: Cursor, session_id: str, version: int) -> bool:
-        """Whether the session's row reflects its events up to `version`, none quarantined
-        and the session not erased."""
-        c.execute(
-            "SELECT version, quarantined, erased_at FROM sessions WHERE session_id = ?",
-            (session_id,),
-        )
-        row = c.fetchone()
-        return (
-            row is not None
-            and row["version"] >= version
-            and not row["quarantined"]
-            and row["erased_at"] is None
-        )
+    @staticmethod
+    def left_out(c: Cursor, transcript_id: str) -> list[int]:
+        """The versions of the transcript's events the views quarantined."""
+        c.execute(f"SELECT version FROM {QUARANTINE} WHERE transcript_id = ?", (transcript_id,))
+        return [row["version"] for row in c.fetchall()]
 
-    def stored(
+    def context(
         self, c: Cursor, session_id: str, message_ids: Sequence[str]
-    ) -> dict[str, tuple[Message, bool]]:
-        """The history rows of these ids: (message as stored, whether rewound) by id."""
-        load = self.rows.json_content
-        rows = self._history_rows(c, session_id, message_ids, "message, rewound_version")
-        return {
-            row["message_id"]: (load(row["message"]), row["rewound_version"] is not None)
-            for row in rows
-        }
+    ) -> tuple[int, list[Message], list[Message]] | None:
+        """The session's version, active messages and messages of `message_ids`, if the
+        views can say (see `TranscriptViews.context_in`)."""
+        dialect, load = self.rows.dialect, self.rows.json_content
+        (_, state), *rows = dialect.tuples(
+            c, self._context, (session_id, *self._columns.session_params(session_id))
+        )
+        try:
+            version, readable = dialect.load_json(state)
+            if not readable:
+                return None
+            active = [load(message) for _, message in rows]
+            others = [
+                load(row["message"])
+                for row in self._history_rows(c, session_id, message_ids, "message")
+            ]
+        except (ValueError, TypeError):  # a damaged row: the log will say
+            return None
+        if not all(_has_id(message) for message in [*active, *others]):
+            return None
+        return version, active, others
 
     def _history_rows(
         self, c: Cursor, session_id: str, message_ids: Sequence[str], columns: str
@@ -140,14 +155,27 @@ class ViewQueries:
         return self.rows.attempt(row) if row is not None else None
 
     def session_rows(self, c: Cursor, session_id: str) -> SessionRows:
-        session = self.session(c, session_id)
+        """Every row of the session, those that cannot be read named apart."""
+        unreadable: list[tuple[str, str, str]] = []
+
+        def read(rows: list[Any], decode: Callable[[Any], T], key: str) -> list[T]:
+            decoded = []
+            for row in rows:
+                try:
+                    decoded.append(decode(row))
+                except DamagedRow as damaged:
+                    unreadable.append((damaged.view, row[key], damaged.reason))
+            return decoded
+
+        c.execute(SESSION, (session_id,))
+        session = read(c.fetchall(), self.rows.session, "session_id")
         c.execute(self._active_rows, self._columns.session_params(session_id))
-        active = [self.rows.active(row) for row in c.fetchall()]
+        active = read(c.fetchall(), self.rows.active, "message_id")
         c.execute(self._history, self._columns.session_params(session_id))
-        history = [self.rows.history(row) for row in c.fetchall()]
+        history = read(c.fetchall(), self.rows.history, "message_id")
         c.execute(ATTEMPTS, (session_id,))
-        attempts = [self.rows.attempt(row) for row in c.fetchall()]
-        return SessionRows(session, active, history, attempts)
+        attempts = read(c.fetchall(), self.rows.attempt, "compaction_id")
+        return SessionRows(session[0] if session else None, active, history, attempts, unreadable)
 
     @staticmethod
     def session_ids(c: Cursor) -> list[str]:
@@ -164,3 +192,7 @@ class ViewQueries:
             f"FROM {QUARANTINE} ORDER BY position"
         )
         return [self.rows.quarantine(row) for row in c.fetchall()]
+
+
+def _has_id(message: object) -> bool:
+    return isinstance(message, dict) and isinstance(message.get("id"), str)

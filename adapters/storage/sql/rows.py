@@ -1,20 +1,50 @@
 """Reading view rows back into the projection's row values, whatever the dialect.
 
 Content columns (`message`, `metadata` — of a session or a compaction —, `state`, `reason`,
-`error`) are opened with the store's
-content columns: as they are, or decrypted on an encrypted store (see `sealing`).
+`error`) are opened with the store's content columns: as they are, or decrypted on an
+encrypted store (see `sealing`). A row that cannot be read (JSON or a time damaged,
+ciphertext that does not open) is a `StorageError` naming it (`DamagedRow`): a rebuild
+writes it again from the log.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
+from ....domain.errors import StorageError
+from ....domain.messages import Message
 from ....projections.rows import ActiveRow, AttemptRow, HistoryRow, QuarantineRow, SessionRow
 from ..sealing import ContentColumns, SealedColumns
 from .dialect import Dialect
 
 Row = Any  # a row read by column name
+UNREADABLE = (ValueError, TypeError)  # what decoding a damaged value raises
+
+
+class DamagedRow(StorageError):
+    """A view row that cannot be read."""
+
+    def __init__(self, view: str, key: str, error: BaseException) -> None:
+        super().__init__(
+            f"cannot read the views: the {view} row of {key} is damaged "
+            f"({type(error).__name__}: {error}); rebuild them (transcripts projections rebuild)"
+        )
+        self.view, self.key, self.reason = view, key, f"{type(error).__name__}: {error}"
+
+
+@contextmanager
+def reading_row(view: str, key: Callable[[], str]) -> Iterator[None]:
+    """DamagedRow naming the row (`key()`) if reading it fails."""
+    try:
+        yield
+    except UNREADABLE as error:
+        raise DamagedRow(view, key(), error) from error
+
+
+def message_key(session_id: object, message_id: object) -> str:
+    return f"session {session_id!r}, message {message_id!r}"
 
 
 class RowReader:
@@ -26,7 +56,41 @@ class RowReader:
             content.open_json if isinstance(content, SealedColumns) else dialect.load_json
         )
 
+    def contents(self, session_id: str, rows: Sequence[tuple[int, Any]]) -> list[Message]:
+        """The messages of `active_messages` (position, message) rows."""
+        load = self.json_content
+        try:
+            return [load(message) for _, message in rows]
+        except UNREADABLE:
+            for position, message in rows:
+                try:
+                    load(message)
+                except UNREADABLE as error:
+                    key = f"session {session_id!r}, position {position}"
+                    raise DamagedRow("active_messages", key, error) from error
+            raise
+
     def session(self, row: Row) -> SessionRow:
+        with reading_row("sessions", lambda: f"session {row['session_id']!r}"):
+            return self._session(row)
+
+    def active(self, row: Row) -> ActiveRow:
+        with reading_row(
+            "active_messages", lambda: message_key(row["session_id"], row["message_id"])
+        ):
+            return self._active(row)
+
+    def history(self, row: Row) -> HistoryRow:
+        with reading_row(
+            "message_history", lambda: message_key(row["session_id"], row["message_id"])
+        ):
+            return self._history(row)
+
+    def attempt(self, row: Row) -> AttemptRow:
+        with reading_row("compaction_attempts", lambda: f"compaction {row['compaction_id']!r}"):
+            return self._attempt(row)
+
+    def _session(self, row: Row) -> SessionRow:
         time = self.dialect.load_time
         return SessionRow(
             session_id=row["session_id"],
@@ -48,7 +112,7 @@ class RowReader:
             state=self.json_content(row["state"]),
         )
 
-    def active(self, row: Row) -> ActiveRow:
+    def _active(self, row: Row) -> ActiveRow:
         return ActiveRow(
             row["session_id"],
             row["position"],
@@ -57,7 +121,7 @@ class RowReader:
             self.json_content(row["message"]),
         )
 
-    def history(self, row: Row) -> HistoryRow:
+    def _history(self, row: Row) -> HistoryRow:
         return HistoryRow(
             session_id=row["session_id"],
             seq=row["seq"],
@@ -73,7 +137,7 @@ class RowReader:
             restored_version=row["restored_version"],
         )
 
-    def attempt(self, row: Row) -> AttemptRow:
+    def _attempt(self, row: Row) -> AttemptRow:
         return AttemptRow(
             compaction_id=row["compaction_id"],
             session_id=row["session_id"],

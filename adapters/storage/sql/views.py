@@ -110,8 +110,7 @@ class SQLTranscriptViews(TranscriptViews):
         while True:  # `_session` and its query in one statement: the turn cycle's read
             current, messages = self._catch_up.session_active(session_id)
             if current and messages is not None:
-                load = self.queries.rows.json_content
-                return [load(message) for _, message in messages]
+                return self.queries.rows.contents(session_id, messages)
             if current:  # raises, unless the session was started since
                 with self.dialect.reading(snapshot=False) as c:
                     self._check(c, session_id, self._catch_up.session_state(c, session_id))
@@ -155,17 +154,13 @@ class SQLTranscriptViews(TranscriptViews):
         with self._session(session_id):
             pass
 
-    def resumable(self, session_id: str, version: int) -> bool:
-        with self.dialect.reading() as c:
-            return self.queries.holds_whole(c, session_id, version)
+    def left_out(self, transaction: object, transcript_id: str) -> list[int]:
+        return self.queries.left_out(self.dialect.cursor_in(transaction), transcript_id)
 
-    def stored_messages(
-        self, session_id: str, message_ids: Sequence[str], version: int
-    ) -> dict[str, tuple[Message, bool]] | None:
-        with self.dialect.reading(snapshot=True) as c:
-            if not self.queries.holds_whole(c, session_id, version):
-                return None
-            return self.queries.stored(c, session_id, message_ids)
+    def context_in(
+        self, transaction: object, session_id: str, message_ids: Sequence[str] = ()
+    ) -> tuple[int, list[Message], list[Message]] | None:
+        return self.queries.context(self.dialect.cursor_in(transaction), session_id, message_ids)
 
     def sessions(self, source: str | None = None) -> list[SessionRow]:
         with self._current() as c:

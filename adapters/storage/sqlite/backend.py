@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from uuid import UUID, uuid4
+from weakref import WeakKeyDictionary
 
 from eventsourcing.application import Application
 from eventsourcing.persistence import IntegrityError
@@ -23,8 +24,10 @@ from eventsourcing.utils import get_topic
 
 from ....application.storage import Backend, Failure, StoreConfig
 from ....domain.errors import StorageError
+from ....domain.id_index import IndexEntry
 from ....projections.projector import Projector
 from ..environment import shared_env
+from ..sql.log_index import IndexTypes, LogIndex
 from ..sql.search import NoSearch
 from ..sql.views import SQLTranscriptViews
 from . import erasure, files
@@ -39,6 +42,13 @@ _SYNCHRONOUS_NAMES = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}  # PRAGMA sy
 # Errors that waiting for the lock does not cure (primary result codes): a read-only file,
 # an I/O error, a full disk.
 _LASTING_CODES = frozenset({sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL})
+INDEX_TYPES = IndexTypes(
+    stream="TEXT",
+    digest="BLOB",
+    integer="INTEGER",
+    boolean="INTEGER",
+    table_options=" WITHOUT ROWID",
+)
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,9 @@ class SQLiteLocation:
 
 class SQLiteBackend(Backend):
     url_forms = ("memory://", "sqlite:///relative.db", "sqlite:////absolute/path.db")
+
+    def __init__(self) -> None:
+        self._indexes: WeakKeyDictionary[Application[UUID], LogIndex] = WeakKeyDictionary()
 
     def locate(self, url: str) -> SQLiteLocation:
         if url == MEMORY_URL:
@@ -113,11 +126,23 @@ class SQLiteBackend(Backend):
         views = SQLTranscriptViews(dialect, search, mapper=log.mapper, projector=projector)
         views.create_tables()
         erasure.ensure_fence(recorder)
+        self._index(log)
         return views
 
     def writing(self, log: Application[UUID]) -> AbstractContextManager[SQLiteLogTransaction]:
         assert isinstance(log.recorder, SQLiteApplicationRecorder)
-        return log_transaction(log.recorder)
+        return log_transaction(log.recorder, self._index(log))
+
+    def read_index(
+        self, log: Application[UUID], stream_id: UUID
+    ) -> tuple[int | None, dict[bytes, IndexEntry]]:
+        assert isinstance(log.recorder, SQLiteApplicationRecorder)
+        with log.recorder.datastore.transaction(commit=False) as cursor:
+            return self._index(log).stored(cursor, stream_id)
+
+    def reset_index(self, log: Application[UUID]) -> None:
+        with self.writing(log) as tx:
+            tx.log_index.reset(tx.cursor)
 
     def durability(self, log: Application[UUID]) -> dict[str, str]:
         """Read from a connection the log writes with."""
@@ -136,7 +161,38 @@ class SQLiteBackend(Backend):
     def scrub(self, log: Application[UUID]) -> None:
         erasure.scrub(log)
 
+    def _index(self, log: Application[UUID]) -> LogIndex:
+        """The log's index of message ids, created with its tables if they are missing."""
+        index = self._indexes.get(log)
+        if index is None:
+            recorder = log.recorder
+            assert isinstance(recorder, SQLiteApplicationRecorder)
+            index = LogIndex(
+                recorder.events_table_name,
+                stream_key=lambda stream_id: stream_id.hex,
+                flag=int,
+                cipher=log.mapper.cipher,
+            )
+            _create(recorder, index)
+            self._indexes[log] = index
+        return index
+
     @staticmethod
     def _location(config: StoreConfig) -> SQLiteLocation:
         assert isinstance(config.location, SQLiteLocation)
         return config.location
+
+
+def _create(recorder: SQLiteApplicationRecorder, index: LogIndex) -> None:
+    """Create the write side's index (`sql.log_index`) if some of it is missing."""
+    names = index.names()
+    with recorder.datastore.transaction(commit=False) as c:
+        c.execute(
+            f"SELECT COUNT(*) FROM sqlite_master WHERE name IN ({', '.join('?' * len(names))})",
+            names,
+        )
+        if c.fetchone()[0] == len(names):
+            return
+    with recorder.datastore.transaction(commit=True) as c:
+        for statement in index.create_statements(INDEX_TYPES):
+            c.execute(statement)

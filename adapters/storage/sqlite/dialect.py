@@ -89,6 +89,9 @@ class SQLiteDialect(Dialect):
         assert isinstance(transaction, SQLiteLogTransaction)
         return transaction.cursor
 
+    def cursor_in(self, transaction: object) -> SQLiteCursor:
+        return self.log_cursor(transaction)
+
     def create_tables(self, statements: Sequence[str]) -> None:
         try:
             self.tracker.create_table()

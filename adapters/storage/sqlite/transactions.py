@@ -37,6 +37,8 @@ from eventsourcing.persistence import (
 )
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
 
+from ....domain.id_index import IndexChanges, IndexEntry, IndexState
+from ..sql.log_index import LogIndex
 from .files import lock_file
 
 GATE, TURN = 0, 1  # byte offsets in the lock file
@@ -124,19 +126,48 @@ def _take(descriptor: int, offset: int, deadline: float) -> None:
 class SQLiteLogTransaction:
     """A write transaction on a SQLite store's log (see `LogTransaction`)."""
 
-    def __init__(self, recorder: SQLiteApplicationRecorder, cursor: SQLiteCursor) -> None:
+    def __init__(
+        self, recorder: SQLiteApplicationRecorder, cursor: SQLiteCursor, index: LogIndex
+    ) -> None:
         self.recorder = recorder
         self.cursor = cursor
+        self.log_index = index
         table = recorder.events_table_name
         self._select = (
             f"SELECT originator_version, topic, state FROM {table} "
             "WHERE originator_id = ? AND originator_version > ? ORDER BY originator_version"
+        )
+        self._first = (
+            f"SELECT originator_version, topic, state FROM {table} "
+            "WHERE originator_id = ? ORDER BY originator_version LIMIT 1"
+        )
+        self._event = (
+            f"SELECT topic, state FROM {table} WHERE originator_id = ? AND originator_version = ?"
         )
         self._delete = f"DELETE FROM {table} WHERE originator_id = ? AND originator_version < ?"
 
     def events(self, stream_id: UUID, *, after: int) -> list[StoredEvent]:
         self.cursor.execute(self._select, (stream_id.hex, after))
         return [StoredEvent(stream_id, row[0], row[1], row[2]) for row in self.cursor.fetchall()]
+
+    def first_event(self, stream_id: UUID) -> StoredEvent | None:
+        self.cursor.execute(self._first, (stream_id.hex,))
+        row = self.cursor.fetchone()
+        return None if row is None else StoredEvent(stream_id, row[0], row[1], row[2])
+
+    def event(self, stream_id: UUID, version: int) -> StoredEvent | None:
+        self.cursor.execute(self._event, (stream_id.hex, version))
+        row = self.cursor.fetchone()
+        return None if row is None else StoredEvent(stream_id, version, row[0], row[1])
+
+    def index_state(self, stream_id: UUID) -> IndexState:
+        return self.log_index.state(self.cursor, stream_id)
+
+    def indexed(self, stream_id: UUID, message_ids: Sequence[str]) -> dict[str, IndexEntry]:
+        return self.log_index.entries(self.cursor, stream_id, message_ids)
+
+    def write_index(self, stream_id: UUID, changes: IndexChanges) -> None:
+        self.log_index.write(self.cursor, stream_id, changes)
 
     def insert(self, events: Sequence[StoredEvent]) -> None:
         self.cursor.executemany(
@@ -165,7 +196,9 @@ def writers_turn(database: str, timeout: float) -> Iterator[None]:
 
 
 @contextmanager
-def log_transaction(recorder: SQLiteApplicationRecorder) -> Iterator[SQLiteLogTransaction]:
+def log_transaction(
+    recorder: SQLiteApplicationRecorder, index: LogIndex
+) -> Iterator[SQLiteLogTransaction]:
     """A write transaction on the log, in its writer's turn, holding SQLite's write lock."""
     datastore = recorder.datastore
     pool = datastore.pool
@@ -174,7 +207,7 @@ def log_transaction(recorder: SQLiteApplicationRecorder) -> Iterator[SQLiteLogTr
             cursor = connection.cursor()
             cursor.execute("BEGIN IMMEDIATE")
             try:
-                yield SQLiteLogTransaction(recorder, cursor)
+                yield SQLiteLogTransaction(recorder, cursor, index)
             except BaseException:
                 _roll_back(connection)
                 raise

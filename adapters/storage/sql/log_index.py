@@ -1,0 +1,187 @@
+"""The write side's index of message ids (`domain.id_index`) in SQL, beside the log.
+
+Two tables that the log's write transactions keep, with the events they store (no view: a
+rebuild of the views leaves them as they are):
+- `log_streams`: stream_id, version — the version of the stream the index reflects;
+- `log_message_ids`: stream_id, id_key (the SHA-256 of the message id: an id of 1,024
+  characters of any text fits no key), content_hash (the SHA-256 the log stores for the
+  id's content, sealed with the log's cipher on an encrypted store), rewound.
+And a partial index of the log itself, `<events table>_unknown_topics_<digest>`: the events
+whose topic this release does not store (a newer release's, or damaged). It holds no entry
+unless there are such events, so a write finds one in its session with a look-up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import Cipher
+
+from ....domain.id_index import IndexChanges, IndexEntry, IndexState, id_key
+from ....domain.transcript import Transcript
+
+# Every topic this release stores and reads: an event of any other topic cannot be read (a
+# newer release's, or damaged).
+STORED_TOPICS = tuple(
+    event.TOPIC
+    for event in (
+        Transcript.Started,
+        Transcript.MessageAppended,
+        Transcript.CompactionCommitted,
+        Transcript.CompactionFailed,
+        Transcript.Rewound,
+        Transcript.StateChanged,
+        Transcript.Erased,
+    )
+)
+STREAMS = "log_streams"
+MESSAGE_IDS = "log_message_ids"
+IDS_PER_QUERY = 500  # well under every backend's limit of parameters
+_TOPICS_DIGEST = hashlib.sha256(" ".join(sorted(STORED_TOPICS)).encode()).hexdigest()[:8]
+
+
+@dataclass(frozen=True)
+class IndexTypes:
+    """A database's column types for the index tables."""
+
+    stream: str  # the log's type of originator ids
+    digest: str  # 32 bytes (more when sealed)
+    integer: str
+    boolean: str
+    table_options: str = ""  # SQLite: WITHOUT ROWID (the key is the row)
+
+
+class LogIndex:
+    """The index's statements on one store's log (`?` placeholders: `param` in their place)."""
+
+    def __init__(
+        self,
+        events_table: str,
+        *,
+        stream_key: Callable[[UUID], Any],
+        flag: Callable[[bool], Any],
+        cipher: Cipher | None,
+        param: str = "?",
+    ) -> None:
+        self.events_table = events_table
+        self.stream_key = stream_key  # a stream id as the log stores it
+        self.flag = flag
+        self.cipher = cipher
+        self.unknown_topics = f"topic NOT IN ({', '.join(repr(t) for t in STORED_TOPICS)})"
+        self.topics_index = f"{events_table}_unknown_topics_{_TOPICS_DIGEST}"
+        self._param = param
+        self._state = self._sql(
+            f"SELECT (SELECT version FROM {STREAMS} WHERE stream_id = ?) AS indexed, "
+            f"(SELECT MIN(originator_version) FROM {events_table} "
+            f"WHERE originator_id = ? AND {self.unknown_topics}) AS unreadable"
+        )
+        self._upsert = self._sql(
+            f"INSERT INTO {MESSAGE_IDS} VALUES (?, ?, ?, ?) ON CONFLICT (stream_id, id_key) "
+            "DO UPDATE SET content_hash = excluded.content_hash, rewound = excluded.rewound"
+        )
+        self._mark = self._sql(
+            f"UPDATE {MESSAGE_IDS} SET rewound = ? WHERE stream_id = ? AND id_key = ?"
+        )
+        self._drop = self._sql(f"DELETE FROM {MESSAGE_IDS} WHERE stream_id = ?")
+        self._version = self._sql(
+            f"INSERT INTO {STREAMS} VALUES (?, ?) ON CONFLICT (stream_id) "
+            "DO UPDATE SET version = excluded.version"
+        )
+
+    def create_statements(self, types: IndexTypes) -> list[str]:
+        return [
+            f"CREATE TABLE IF NOT EXISTS {STREAMS} (stream_id {types.stream} PRIMARY KEY, "
+            f"version {types.integer} NOT NULL){types.table_options}",
+            f"CREATE TABLE IF NOT EXISTS {MESSAGE_IDS} (stream_id {types.stream} NOT NULL, "
+            f"id_key {types.digest} NOT NULL, content_hash {types.digest} NOT NULL, "
+            f"rewound {types.boolean} NOT NULL, PRIMARY KEY (stream_id, id_key))"
+            f"{types.table_options}",
+            f"CREATE INDEX IF NOT EXISTS {self.topics_index} ON {self.events_table} "
+            f"(originator_id, originator_version) WHERE {self.unknown_topics}",
+        ]
+
+    def names(self) -> list[str]:
+        """The tables and the index it creates."""
+        return [STREAMS, MESSAGE_IDS, self.topics_index]
+
+    def state(self, cursor: Any, stream_id: UUID) -> IndexState:
+        key = self.stream_key(stream_id)
+        cursor.execute(self._state, (key, key))
+        row = cursor.fetchone()
+        return IndexState(row["indexed"], row["unreadable"])
+
+    def entries(
+        self, cursor: Any, stream_id: UUID, message_ids: Sequence[str]
+    ) -> dict[str, IndexEntry]:
+        """The entries of these ids the stream has (each id it never stored is left out)."""
+        key, by_digest = self.stream_key(stream_id), {id_key(i): i for i in message_ids}
+        digests = list(by_digest)
+        found: dict[str, IndexEntry] = {}
+        for start in range(0, len(digests), IDS_PER_QUERY):
+            chunk = digests[start : start + IDS_PER_QUERY]
+            cursor.execute(
+                self._sql(
+                    f"SELECT id_key, content_hash, rewound FROM {MESSAGE_IDS} "
+                    f"WHERE stream_id = ? AND id_key IN ({', '.join('?' * len(chunk))})"
+                ),
+                (key, *chunk),
+            )
+            for row in cursor.fetchall():
+                digest = self._open(bytes(row["content_hash"]))
+                found[by_digest[bytes(row["id_key"])]] = IndexEntry(digest, bool(row["rewound"]))
+        return found
+
+    def stored(self, cursor: Any, stream_id: UUID) -> tuple[int | None, dict[bytes, IndexEntry]]:
+        """The version the stream's index reflects (None: never indexed), and its entries by
+        id key."""
+        key = self.stream_key(stream_id)
+        cursor.execute(self._sql(f"SELECT version FROM {STREAMS} WHERE stream_id = ?"), (key,))
+        row = cursor.fetchone()
+        cursor.execute(
+            self._sql(
+                f"SELECT id_key, content_hash, rewound FROM {MESSAGE_IDS} WHERE stream_id = ?"
+            ),
+            (key,),
+        )
+        entries = {
+            bytes(entry["id_key"]): IndexEntry(
+                self._open(bytes(entry["content_hash"])), bool(entry["rewound"])
+            )
+            for entry in cursor.fetchall()
+        }
+        return (None if row is None else row["version"]), entries
+
+    def reset(self, cursor: Any) -> None:
+        """Drop every stream's index: the next write of each session indexes it anew."""
+        cursor.execute(f"DELETE FROM {MESSAGE_IDS}")
+        cursor.execute(f"DELETE FROM {STREAMS}")
+
+    def write(self, cursor: Any, stream_id: UUID, changes: IndexChanges) -> None:
+        key, flag = self.stream_key(stream_id), self.flag
+        if changes.replace:
+            cursor.execute(self._drop, (key,))
+        stored = [(i, e) for i, e in changes.entries.items() if e.content_hash is not None]
+        if stored:
+            cursor.executemany(
+                self._upsert,
+                [(key, id_key(i), self._seal(e.content_hash), flag(e.rewound)) for i, e in stored],
+            )
+        marked = [(i, e) for i, e in changes.entries.items() if e.content_hash is None]
+        if marked:
+            cursor.executemany(self._mark, [(flag(e.rewound), key, id_key(i)) for i, e in marked])
+        cursor.execute(self._version, (key, changes.version))
+
+    def _seal(self, content_hash: str | None) -> bytes:
+        assert content_hash is not None
+        digest = bytes.fromhex(content_hash)
+        return digest if self.cipher is None else self.cipher.encrypt(digest)
+
+    def _open(self, stored: bytes) -> str:
+        return (stored if self.cipher is None else self.cipher.decrypt(stored)).hex()
+
+    def _sql(self, statement: str) -> str:
+        return statement if self._param == "?" else statement.replace("?", self._param)
