@@ -22,7 +22,6 @@ from .event_log import TranscriptLog
 from .results import CompactionAttempt, CompactionResult
 
 Summarize = Callable[[list[Message]], Sequence[object]]
-ReadActive = Callable[[str], list[Message]]
 
 _FAILURE_CODE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 
@@ -30,17 +29,9 @@ _FAILURE_CODE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 class Compactions:
     """The attempts of one store: `owner` begins them, and only its attempts settle here."""
 
-    def __init__(
-        self,
-        log: TranscriptLog,
-        owner: object,
-        read_active: ReadActive,
-        check_session: Callable[[str], None],
-    ) -> None:
+    def __init__(self, log: TranscriptLog, owner: object) -> None:
         self._log = log
         self._owner = owner
-        self._read_active = read_active
-        self._check_session = check_session  # StorageError if an event cannot be read
 
     def begin(self, session_id: str, version: int, messages: list[Message]) -> CompactionAttempt:
         return CompactionAttempt(
@@ -61,9 +52,6 @@ class Compactions:
         _check_tokens(tokens_before, tokens_after)
         snapshot = [message["id"] for message in attempt.messages]
         tokens = (tokens_before, tokens_after)
-        unreadable = self._unreadable(attempt, STORAGE_ERROR)
-        if unreadable is not None:
-            return unreadable
         retried = _Retried()
 
         def commit(transcript: Transcript) -> int:
@@ -109,9 +97,7 @@ class Compactions:
         text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         snapshot = [message["id"] for message in attempt.messages]
         superseded = snapshot if replacement is None else would_supersede(snapshot, replacement)
-        return self._unreadable(attempt, failure, text) or self._record_failure(
-            attempt, failure, text, reason, superseded
-        )
+        return self._record_failure(attempt, failure, text, reason, superseded)
 
     def run(
         self, attempt: CompactionAttempt, summarize: Summarize, *, reason: str
@@ -170,22 +156,11 @@ class Compactions:
             return CompactionResult(True, attempt.id, context.active(), version=version)
         return CompactionResult(False, attempt.id, context.active(), failure, error, version)
 
-    def _unreadable(
-        self, attempt: CompactionAttempt, failure: str, error: str = ""
-    ) -> CompactionResult | None:
-        """A failure recording nothing, if an event of the session cannot be read: nothing
-        is written behind it."""
-        try:
-            self._check_session(attempt.session_id)
-        except StorageError as unreadable:
-            text = f"{error} (not recorded: {unreadable})" if error else str(unreadable)
-            return CompactionResult(False, attempt.id, self._active(attempt), failure, text)
-        return None
-
     def _active(self, attempt: CompactionAttempt) -> list[Message]:
-        """The session's active list as stored, else (unreadable) the attempt's snapshot."""
+        """The session's active list as the log holds it (nothing could be written), else
+        (unreadable) the attempt's snapshot."""
         try:
-            return self._read_active(attempt.session_id)
+            return self._log.context(attempt.session_id).active()
         except StorageError:
             return [dict(message) for message in attempt.messages]
 

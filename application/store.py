@@ -67,7 +67,7 @@ class TranscriptStore(PagedReads, ViewMaintenance):
                 raise
         except PersistenceError as error:
             raise StorageError(f"cannot open {config.url}: {error}") from error
-        self._compactions = Compactions(self._log, self, self.active, self._check_session)
+        self._compactions = Compactions(self._log, self)
 
     @classmethod
     def open(
@@ -363,9 +363,6 @@ class TranscriptStore(PagedReads, ViewMaintenance):
     def _read(self, call: Callable[[], T], what: str = "read the store") -> T:
         """`call()`, retried while waiting can cure its storage trouble (typed if not)."""
         return self._log.calls.run(call, what)
-
-    def _check_session(self, session_id: str) -> None:
-        self._read(lambda: self._views.check_session(session_id))
 
     def _append_command(
         self, session_id: str, messages: Iterable[object], restore: bool, expected: int | None
