@@ -3,12 +3,15 @@ iterators holding one page in memory, whatever the session's length.
 
 Each page is read in a transaction of its own (nothing is held open while the caller works
 on a page), after the last position of the page before (keyset pagination): a page costs
-the same wherever it starts. `tail=N` starts after the position found by one look-up, so
-the last N rows are read without the ones before. Writes between pages show in the pages
-after them: history rows and events only ever come after the ones read, but a compaction or
-a rewind rewrites the active context, so an active context compacted, rewound or restored
-between two pages raises `TranscriptError` (read it again). The first page is read by the
-call, so an unknown or erased session raises there, before anything is yielded.
+the same wherever it starts. `tail=N` starts after the position found by one look-up, in
+the snapshot that reads the first page, so the last N rows of one state are read without
+the ones before. Writes between pages show in the pages after them: history rows and
+events only ever come after the ones read, and so do messages appended to the active
+context; but a compaction, a rewind or a restore rewrites it, so an active context changed
+so between two pages (the version of its last such event, `sessions.context_version`)
+raises `TranscriptError` (read it again): what `iter_active` yields is always the active
+context of one version, or its first or last N. The first page is read by the call, so an
+unknown or erased session raises there, before anything is yielded.
 """
 
 from __future__ import annotations
@@ -51,8 +54,9 @@ class PagedReads:
         first N messages, `tail`: only the last N."""
         session_id = arguments.session_id(session_id)
         window = _Window(limit, tail, page_size)
-        after = self._tail_start(session_id, "active_messages", window.tail)
-        mark, page = self._read(lambda: self._views.active_page(session_id, after, window.size))
+        mark, page = self._read(
+            lambda: self._views.active_page(session_id, 0, window.size, tail=window.tail)
+        )
         return self._active_pages(session_id, mark, page, window)
 
     def iter_history(
@@ -71,9 +75,8 @@ class PagedReads:
         session_id = arguments.session_id(session_id)
         arguments.flag(versions, "versions")
         window = _Window(limit, tail, page_size)
-        after = self._tail_start(session_id, "message_history", window.tail)
         page = self._read(
-            lambda after=after: self._views.history_page(session_id, after, window.size)
+            lambda: self._views.history_page(session_id, 0, window.size, tail=window.tail)
         )
         entry = _with_versions if versions else history_entry
         return (entry(row) for row in self._history_pages(session_id, page, window))
@@ -104,11 +107,6 @@ class PagedReads:
 
     # -- the pages -----------------------------------------------------------------------
 
-    def _tail_start(self, session_id: str, view: str, tail: int | None) -> int:
-        if tail is None:
-            return 0
-        return int(self._read(lambda: self._views.tail_start(session_id, view, tail)))
-
     def _active_pages(
         self,
         session_id: str,
@@ -128,7 +126,8 @@ class PagedReads:
             if now != mark:
                 raise TranscriptError(
                     f"the active context of session {session_id!r} was compacted or rewound "
-                    "while it was read: read it again"
+                    f"while it was read (a compaction, rewind or restore at version {now}): "
+                    "read it again"
                 )
 
     def _history_pages(
@@ -179,8 +178,9 @@ class _Window:
     def __init__(self, limit: int | None, tail: int | None, page_size: int) -> None:
         if limit is not None and tail is not None:
             raise TranscriptError(f"give limit or tail, not both: {limit=}, {tail=}")
-        self.left = arguments.optional_integer(limit, "a limit")
         self.tail = arguments.optional_integer(tail, "a tail")
+        # rows left to read: the first `limit`, or the `tail` from where they began
+        self.left = arguments.optional_integer(limit, "a limit") if tail is None else tail
         self.page_size = arguments.integer(page_size, "a page size")
 
     @property

@@ -63,6 +63,7 @@ class SessionFold:
     active_ids: list[str] = field(default_factory=list)
     compactions: list[dict[str, Any]] = field(default_factory=list)
     erased_at: datetime | None = None
+    context_version: int = 0  # of the last compaction, rewind or restore
 
     @classmethod
     def of(cls, events: Iterable[Transcript.Event]) -> SessionFold:
@@ -124,6 +125,7 @@ class SessionFold:
         self.active_ids = []
         self.compactions = []
         self.erased_at = event.timestamp
+        self.context_version = 0
 
     @staticmethod
     def _check(message_id: str, message: object) -> None:
@@ -148,6 +150,7 @@ class SessionFold:
         elif entry.rewound_version is not None:  # a restore
             entry.active, entry.rewound_version = True, None
             entry.restored_version = event.originator_version
+            self.context_version = event.originator_version
         else:
             raise ValueError(f"a second MessageAppended of message {event.message_id!r}")
         self.active_ids.append(event.message_id)
@@ -160,6 +163,7 @@ class SessionFold:
         self.active_ids = [i for i in self.active_ids if i not in gone]
         for entry in entries:
             entry.active, entry.rewound_version = False, event.originator_version
+        self.context_version = event.originator_version
 
     def _commit(self, event: Transcript.CompactionCommitted) -> None:
         """Checked whole before anything changes, as the views check it."""
@@ -182,6 +186,7 @@ class SessionFold:
             entry.superseded_by = event.compaction_id
         self.active_ids = [*order, *self.active_ids[event.replaced :]]
         self.compactions.append(audit)
+        self.context_version = event.originator_version
 
     @staticmethod
     def _audit_entry(

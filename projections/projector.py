@@ -86,7 +86,7 @@ class Projector:
         # 3: rewound_version, restored_version (Rewound events); 4: position
         "message_history": 4,
         "compaction_attempts": 4,  # 3: CompactionCommitted 2 (older releases fail); 4: metadata
-        "sessions": 5,  # 2: erased_at; 3: as the others' 2; 4: rewound_count; 5: state
+        "sessions": 6,  # 2: erased_at, 3: others' 2, 4: rewound_count, 5: state, 6: context_version
     }
 
     def __init__(self, state: ViewState) -> None:
@@ -112,7 +112,9 @@ class Projector:
             if session.started:
                 self.changes.started.add(session.row.transcript_id)
             if session.active is not None:
-                self.changes.active_rewrites[session.row.session_id] = _renumbered(session.active)
+                self.changes.active_rewrites[session.row.session_id] = [
+                    replace(row, position=at) for at, row in enumerate(session.active, 1)
+                ]
             else:
                 self.changes.active_appends.extend(session.appended)
         return self.changes
@@ -209,6 +211,7 @@ class Projector:
         if self._is_rewound(row, event):  # a restore: its history row stays
             self._mark(row.session_id, event.message_id, None, event.originator_version)
             row.rewound_count -= 1
+            row.context_version = event.originator_version
         elif (row.session_id, event.message_id) in self.changes.history_inserts:
             raise Unprojectable(f"a second MessageAppended of message {event.message_id!r}")
         else:
@@ -229,6 +232,7 @@ class Projector:
         session.active = [active for active in current if active.message_id not in gone]
         row.active_count = len(session.active)
         row.rewound_count += len(gone)
+        row.context_version = event.originator_version
 
     def _committed(self, session: _Session, event: Transcript.CompactionCommitted) -> None:
         """Made where the rows are (`Supersession`): the first `replaced` active rows are
@@ -265,6 +269,7 @@ class Projector:
         )
         row.active_count += len(order) - event.replaced
         row.compactions_committed += 1
+        row.context_version = event.originator_version
         self.changes.attempts.append(replace(attempt, superseded_count=superseded))
 
     def _failed(self, session: _Session, event: Transcript.CompactionFailed) -> None:
@@ -386,13 +391,6 @@ class Projector:
             return self._session(transcript_id)
         except Exception:  # the views may be what is broken; quarantining must not fail
             return None
-
-
-def _renumbered(active: list[ActiveRow]) -> list[ActiveRow]:
-    return [
-        ActiveRow(row.session_id, position, row.message_id, row.role, row.message)
-        for position, row in enumerate(active, 1)
-    ]
 
 
 def _check_session_id(session_id: object) -> None:

@@ -11,7 +11,9 @@ The public schema (same table and column names on every SQL backend):
   tokens_before, tokens_after, at, metadata
 - `sessions`: session_id, transcript_id, source, model, parent_id, metadata, started_at,
   last_event_at, version, message_count, active_count, compactions_committed,
-  compactions_failed, quarantined, erased_at, rewound_count, state
+  compactions_failed, quarantined, erased_at, rewound_count, state, context_version (the
+  version of the last compaction, rewind or restore: what a reader of the active context a
+  page at a time checks)
 - `quarantined_events`: position, transcript_id, session_id, version, topic, reason
 `message` columns hold the message as JSON, with its `id`. A rewound message is not active,
 and its `rewound_version` is the version of the `Rewound` event that took it out (NULL while
@@ -126,6 +128,9 @@ class SessionRow:
     erased_at: datetime | None = None
     rewound_count: int = 0  # messages out of the context by a rewind (not superseded)
     state: dict[str, Any] = field(default_factory=dict)
+    # The version of the last event that changed the active context otherwise than by
+    # appending a new message: a compaction, a rewind, a restore (0: none).
+    context_version: int = 0
 
     def as_summary(self) -> dict[str, Any]:
         """The entry `TranscriptStore.sessions()` returns."""

@@ -205,6 +205,7 @@ def _diff_session(session_id: str, fold: SessionFold, row: SessionRow | None) ->
         "erased_at": fold.erased_at,
         "rewound_count": sum(e.rewound_version is not None for e in fold.entries.values()),
         "state": fold.state,
+        "context_version": fold.context_version,
     }
     stored = {key: getattr(row, key) for key in expected}
     if stored == expected:

@@ -11,9 +11,10 @@ from ..domain.messages import Message
 from .rows import ActiveRow, AttemptRow, HistoryRow, QuarantineRow, SessionRow
 
 Progress = Callable[[int, int], None]  # progress(done, total)
-# What changes when a session's active context is rewritten or cut: (compactions committed,
-# messages rewound). A page read under another mark than the first does not follow on.
-PageMark = tuple[int, int]
+# The version of the last event that changed a session's active context otherwise than by
+# appending a new message to it (a compaction, a rewind, a restore): a page read under
+# another mark than the first does not follow on.
+PageMark = int
 
 
 @dataclass(frozen=True)
@@ -87,18 +88,19 @@ class TranscriptViews(ABC):
 
     @abstractmethod
     def active_page(
-        self, session_id: str, after: int, size: int
+        self, session_id: str, after: int, size: int, *, tail: int | None = None
     ) -> tuple[PageMark, list[tuple[int, Message]]]:
-        """Up to `size` (position, message) of the active context after position `after`."""
+        """Up to `size` (position, message) of the active context after position `after` —
+        or, with `tail`, after the position where its last `tail` messages begin, found in
+        the same snapshot — and the session's page mark in that snapshot."""
 
     @abstractmethod
-    def history_page(self, session_id: str, after: int, size: int) -> list[HistoryRow]:
-        """Up to `size` message_history rows after seq `after`, in storage order."""
-
-    @abstractmethod
-    def tail_start(self, session_id: str, view: str, count: int) -> int:
-        """The position (`active_messages`) or seq (`message_history`) after which the last
-        `count` rows of the session begin (0 when it has no more rows than that)."""
+    def history_page(
+        self, session_id: str, after: int, size: int, *, tail: int | None = None
+    ) -> list[HistoryRow]:
+        """Up to `size` message_history rows after seq `after` (or, with `tail`, after the
+        seq where its last `tail` rows begin, found in the same snapshot), in storage
+        order."""
 
     @abstractmethod
     def event_versions(

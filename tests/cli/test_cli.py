@@ -36,7 +36,7 @@ def test_info_shows_the_backend_the_counts_and_the_state_of_the_views(
         │ active_messages     │ 3       │ 12       │ 12   │ 0   │ 5    │ 0           │
         │ message_history     │ 4       │ 12       │ 12   │ 0   │ 9    │ 0           │
         │ compaction_attempts │ 4       │ 12       │ 12   │ 0   │ 2    │ 0           │
-        │ sessions            │ 5       │ 12       │ 12   │ 0   │ 2    │ 0           │
+        │ sessions            │ 6       │ 12       │ 12   │ 0   │ 2    │ 0           │
         └─────────────────────┴─────────┴──────────┴──────┴─────┴──────┴─────────────┘
         """)
 

@@ -32,7 +32,8 @@ def old_url(tmp_path: Path) -> str:
 def views_of(url: str) -> dict[str, list[tuple]]:
     """Every view row, but the view versions they were built with, the history rows
     without the position its release did not have (the rows of `active_messages`) and the
-    sessions and compaction attempts without the state and metadata it did not have either."""
+    sessions and compaction attempts without the state, context_version and metadata it did
+    not have either."""
     rows = raw_rows(url)
     del rows["view_versions"]
     rows["message_history"] = [row[:12] for row in rows["message_history"]]

@@ -81,6 +81,7 @@ def rows_of(fold: SessionFold) -> SessionRows:
         sum(entry["status"] == "committed" for entry in fold.compactions),
         sum(entry["status"] == "failed" for entry in fold.compactions),
         rewound_count=sum(e.rewound_version is not None for e in fold.entries.values()),
+        context_version=fold.context_version,
     )  # fmt: skip
     return SessionRows(session, active, history, attempts)
 

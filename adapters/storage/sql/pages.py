@@ -74,14 +74,9 @@ class PageQueries:
 
     @staticmethod
     def mark(c: Cursor, session_id: str) -> PageMark:
-        """What changes when a session's active context is rewritten (a compaction) or cut
-        (a rewind): its committed compactions and rewound messages."""
-        c.execute(
-            "SELECT compactions_committed, rewound_count FROM sessions WHERE session_id = ?",
-            (session_id,),
-        )
-        row = c.fetchone()
-        return (row["compactions_committed"], row["rewound_count"])
+        """The version of the session's last compaction, rewind or restore."""
+        c.execute("SELECT context_version FROM sessions WHERE session_id = ?", (session_id,))
+        return int(c.fetchone()["context_version"])
 
     def _key(self, session_id: str) -> tuple[str, ...]:
         return self._columns.session_params(session_id)

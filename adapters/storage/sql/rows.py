@@ -110,6 +110,7 @@ class RowReader:
             erased_at=None if row["erased_at"] is None else time(row["erased_at"]),
             rewound_count=row["rewound_count"],
             state=self.json_content(row["state"]),
+            context_version=row["context_version"],
         )
 
     def _active(self, row: Row) -> ActiveRow:

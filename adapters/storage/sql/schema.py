@@ -109,7 +109,7 @@ class ColumnTypes:
             f"message_count {i} NOT NULL, active_count {i} NOT NULL, "
             f"compactions_committed {i} NOT NULL, compactions_failed {i} NOT NULL, "
             f"quarantined {i} NOT NULL, erased_at {at}, rewound_count {i} NOT NULL, "
-            f"state {j} NOT NULL)",
+            f"state {j} NOT NULL, context_version {i} NOT NULL)",
             f"CREATE TABLE IF NOT EXISTS {tables.message_history} ("
             f"session_id {t} NOT NULL, seq {i} NOT NULL, message_id {t} NOT NULL, "
             f"role {t} NOT NULL, message {j} NOT NULL, active {b} NOT NULL, "

@@ -122,19 +122,21 @@ class SQLTranscriptViews(TranscriptViews):
             return self.queries.history(c, session_id)
 
     def active_page(
-        self, session_id: str, after: int, size: int
+        self, session_id: str, after: int, size: int, *, tail: int | None = None
     ) -> tuple[PageMark, list[tuple[int, Message]]]:
         with self._session(session_id, snapshot=True) as c:
+            if tail is not None:
+                after = self.pages.tail_start(c, "active_messages", session_id, tail)
             mark = self.pages.mark(c, session_id)
             return mark, self.pages.active(c, session_id, after, size)
 
-    def history_page(self, session_id: str, after: int, size: int) -> list[HistoryRow]:
-        with self._session(session_id) as c:
+    def history_page(
+        self, session_id: str, after: int, size: int, *, tail: int | None = None
+    ) -> list[HistoryRow]:
+        with self._session(session_id, snapshot=tail is not None) as c:
+            if tail is not None:
+                after = self.pages.tail_start(c, "message_history", session_id, tail)
             return self.pages.history(c, session_id, after, size)
-
-    def tail_start(self, session_id: str, view: str, count: int) -> int:
-        with self._session(session_id) as c:
-            return self.pages.tail_start(c, view, session_id, count)
 
     def event_versions(
         self, stream: str, topics: list[str], after: int, until: int | None

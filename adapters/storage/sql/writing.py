@@ -92,14 +92,14 @@ class ChangeWriter:
         started = [s for t, s in changes.sessions.items() if t in changes.started]
         if started:
             c.executemany(
-                f"INSERT INTO {tables.sessions} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO {tables.sessions} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     (s.session_id, s.transcript_id, s.source, s.model, s.parent_id,
                      content.json(s.metadata), time(s.started_at), time(s.last_event_at),
                      s.version, s.message_count, s.active_count, s.compactions_committed,
                      s.compactions_failed, s.quarantined,
                      None if s.erased_at is None else time(s.erased_at), s.rewound_count,
-                     content.json(s.state))
+                     content.json(s.state), s.context_version)
                     for s in started
                 ],
             )  # fmt: skip
@@ -108,11 +108,11 @@ class ChangeWriter:
             c.executemany(
                 f"UPDATE {tables.sessions} SET last_event_at = ?, version = ?, message_count = ?, "
                 "active_count = ?, compactions_committed = ?, compactions_failed = ?, "
-                "quarantined = ?, rewound_count = ? WHERE session_id = ?",
+                "quarantined = ?, rewound_count = ?, context_version = ? WHERE session_id = ?",
                 [
                     (time(s.last_event_at), s.version, s.message_count, s.active_count,
                      s.compactions_committed, s.compactions_failed, s.quarantined,
-                     s.rewound_count, s.session_id)
+                     s.rewound_count, s.context_version, s.session_id)
                     for s in updated
                 ],
             )  # fmt: skip
