@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..domain.errors import InvalidMessageError, SessionNotFoundError, TranscriptError
-from ..domain.messages import check_json
+from ..domain.messages import plain_json
 
 MAX_INTEGER = 2**63 - 1  # what every backend's integer columns hold
 
@@ -77,16 +77,17 @@ def optional_integer(value: object, name: str, *, least: int = 0) -> int | None:
 
 
 def optional_json_object(value: object, name: str) -> dict[str, Any] | None:
-    """None, or a JSON object (plain JSON, as a message holds)."""
+    """None, or a JSON object (plain JSON, as a message holds), as it is stored (see
+    `plain_json`)."""
     if value is None:
         return None
     if not isinstance(value, dict):
         raise TranscriptError(f"{name} must be a JSON object or None: {value!r}")
     try:
-        check_json(value, name)
+        plain, _ = plain_json(value, name)
     except InvalidMessageError as error:
         raise TranscriptError(str(error)) from None
-    return value
+    return plain
 
 
 def callback(value: object, name: str) -> Callable[..., Any] | None:

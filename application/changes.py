@@ -20,7 +20,7 @@ a failed attempt.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from uuid import uuid4
 
@@ -136,8 +136,8 @@ class Changes:
             arguments.text(change.reason, "reason")
             for count in (change.tokens_before, change.tokens_after):
                 arguments.optional_integer(count, "a token count")
-            arguments.optional_json_object(change.metadata, "metadata")
-            return change, f"cmp_{uuid4().hex}"
+            metadata = arguments.optional_json_object(change.metadata, "metadata")
+            return replace(change, metadata=metadata), f"cmp_{uuid4().hex}"
         if isinstance(change, SetState):
             return change, check_state_change(change.values, change.remove)
         raise TranscriptError(

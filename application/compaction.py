@@ -14,8 +14,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from uuid import uuid4
 
-from ..domain.compaction import STORAGE_ERROR, SUMMARIZE_ERROR, CompactionRejected, would_supersede
-from ..domain.errors import StorageError, TranscriptError
+from ..domain.compaction import (
+    CONFLICT,
+    INVALID_REPLACEMENT,
+    STORAGE_ERROR,
+    SUMMARIZE_ERROR,
+    CompactionRejected,
+    would_supersede,
+)
+from ..domain.errors import SessionErasedError, StorageError, TranscriptError
 from ..domain.messages import Message, safe_text
 from ..domain.transcript import Transcript
 from .event_log import TranscriptLog
@@ -102,16 +109,28 @@ class Compactions:
     def run(
         self, attempt: CompactionAttempt, summarize: Summarize, *, reason: str
     ) -> CompactionResult:
-        """Call `summarize` on the attempt's snapshot and commit what it returns."""
+        """Call `summarize` on the attempt's snapshot and commit what it returns. Never
+        raises: what does not commit is recorded as failed — or, the session erased since
+        the attempt began, answered unrecorded."""
         try:
-            replacement = summarize([dict(message) for message in attempt.messages])
-        except Exception as error:
-            return self.fail(
-                attempt, error, failure=SUMMARIZE_ERROR, reason=reason, replacement=None
-            )
-        return self.commit(
-            attempt, replacement, reason=reason, tokens_before=None, tokens_after=None
-        )
+            try:
+                replacement = summarize([dict(message) for message in attempt.messages])
+            except Exception as error:
+                return self.fail(
+                    attempt, error, failure=SUMMARIZE_ERROR, reason=reason, replacement=None
+                )
+            try:
+                return self.commit(
+                    attempt, replacement, reason=reason, tokens_before=None, tokens_after=None
+                )
+            except SessionErasedError:
+                raise
+            except Exception as error:  # a replacement that cannot even be read
+                return self.fail(
+                    attempt, error, failure=INVALID_REPLACEMENT, reason=reason, replacement=None
+                )
+        except SessionErasedError as erased:
+            return CompactionResult(False, attempt.id, [], CONFLICT, f"{erased}: nothing recorded")
 
     def _record_failure(
         self,

@@ -48,6 +48,7 @@ from ..domain.resumption import IncompleteTranscript
 from ..domain.transcript import Transcript, transcript_id
 from ..projections.views import TranscriptViews
 from .context import Context
+from .decoding import UNREADABLE
 from .resuming import Resuming
 from .retry import StorageCalls
 from .storage import LogTransaction, StoreConfig
@@ -280,7 +281,7 @@ class TranscriptLog(Resuming):
                 context.apply(self.decoded(session_id, stored))
             for event in events:
                 context.apply(event)
-        except (StorageError, ValueError):
+        except (StorageError, *UNREADABLE):  # the log will say, after the commit
             return None
         return context if context.knows([*context.active_ids, *message_ids]) else None
 

@@ -46,10 +46,17 @@ class LogReads(Application[UUID]):
     def context(self, session_id: str) -> Context:
         """The session's active context, from its whole log (a page at a time)."""
         stream = transcript_id(session_id)
-        return self.calls.run(
-            lambda: Context.of(self.decoded(session_id, e) for e in self._replayed(stream)),
-            f"read session {session_id!r}",
-        )
+
+        def read() -> Context:
+            context = Context()
+            for stored in self._replayed(stream):
+                try:
+                    context.apply(self.decoded(session_id, stored))
+                except UNREADABLE as error:  # decoded, but damaged
+                    raise corrupt_event(session_id, stored.originator_version, error) from error
+            return context
+
+        return self.calls.run(read, f"read session {session_id!r}")
 
     def last_version(self, session_id: str) -> int:
         """The version of the session's last stored event (its tombstone's, if erased:

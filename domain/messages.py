@@ -13,7 +13,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 from uuid import uuid4
 
 from .errors import InvalidMessageError
@@ -21,6 +21,7 @@ from .errors import InvalidMessageError
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 
 Message = dict[str, Any]
+T = TypeVar("T")
 
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 """The largest message stored: its canonical JSON in UTF-8 (with its id, if given), in bytes."""
@@ -52,7 +53,8 @@ def split_id(message: object) -> tuple[str | None, Message]:
         raise InvalidMessageError(
             f"message role must be one of {', '.join(sorted(ROLES))}: got {role!r}"
         )
-    size = check_json(content, "message") + (0 if message_id is None else 6 * len(message_id) + 8)
+    content, size = plain_json(content, "message")
+    size += 0 if message_id is None else 6 * len(message_id) + 8
     if size > MAX_MESSAGE_BYTES:  # an upper bound: serialise only when it may be too big
         _check_size(message_id, content)
     return message_id, content
@@ -99,27 +101,32 @@ def check_json(value: object, path: str, depth: int = 0) -> int:
     lists nested at most `MAX_DEPTH` deep. The bound is at least the size in bytes of the
     value's canonical JSON (a character takes at most 6 bytes: `\\u001f`).
     """
-    if value is None or isinstance(value, bool):
+    kind = type(value)
+    if value is None or kind is bool:
         return 5
-    if isinstance(value, str):
+    if kind is str:
         _check_text(value, path)
         return 6 * len(value) + 2
-    if isinstance(value, int):
+    if kind is int:
         if not _INT_MIN <= value <= _INT_MAX:
             raise InvalidMessageError(f"{path}: integer {value} does not fit in 64 bits")
         return 20
-    if isinstance(value, float):
+    if kind is float:
         if not math.isfinite(value):
             raise InvalidMessageError(f"{path}: {value} is not a JSON number")
         return 24
-    if not isinstance(value, (dict, list)):
-        raise InvalidMessageError(f"{path}: a {type(value).__name__} is not a JSON value")
+    if kind is not dict and kind is not list:
+        if isinstance(value, _JSON_TYPES):
+            raise _Subclassed
+        raise InvalidMessageError(f"{path}: a {kind.__name__} is not a JSON value")
     if depth >= MAX_DEPTH:
         raise InvalidMessageError(f"{path}: nested deeper than {MAX_DEPTH} levels")
     size = 2
-    if isinstance(value, dict):
+    if kind is dict:
         for key, item in value.items():
-            if not isinstance(key, str):
+            if type(key) is not str:
+                if isinstance(key, str):
+                    raise _Subclassed
                 raise InvalidMessageError(f"{path}: key {key!r} is not a string")
             _check_text(key, path)
             size += 6 * len(key) + 4 + check_json(item, f"{path}.{key}", depth + 1)
@@ -127,6 +134,42 @@ def check_json(value: object, path: str, depth: int = 0) -> int:
         for index, item in enumerate(value):
             size += 1 + check_json(item, f"{path}[{index}]", depth + 1)
     return size
+
+
+_JSON_TYPES = (str, int, float, dict, list)
+# The plain value of a subclass's instance, whatever its own __str__, __int__, __float__.
+_PLAIN = ((str, str.__str__), (int, int.__int__), (float, float.__float__))
+
+
+class _Subclassed(Exception):
+    """A value of a subclass of a JSON type (a numpy.float64, an IntEnum): `plain_json`
+    stores its plain value."""
+
+
+def plain_json(value: T, path: str) -> tuple[T, int]:
+    """`value` checked as `check_json` does, and a bound of its size; where it holds values
+    of subclasses of JSON types (numbers, text, objects, lists, keys), a copy of it holding
+    their plain values instead: what is stored, and read back."""
+    try:
+        return value, check_json(value, path)
+    except _Subclassed:
+        plain = _plain(value, 0)
+        return plain, check_json(plain, path)
+
+
+def _plain(value: Any, depth: int) -> Any:
+    """`value` with its subclassed JSON values made plain (down to `MAX_DEPTH`, past which
+    `check_json` refuses it anyway)."""
+    if value is None or isinstance(value, bool) or depth > MAX_DEPTH:
+        return value
+    for base, plain in _PLAIN:
+        if isinstance(value, base):
+            return plain(value)
+    if isinstance(value, dict):
+        return {_plain(key, 0): _plain(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item, depth + 1) for item in value]
+    return value
 
 
 def safe_text(text: str) -> str:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from .errors import InvalidMessageError, TranscriptError
-from .messages import check_json, check_name
+from .messages import check_name, plain_json
 
 
 def check_start(
     session_id: object, source: object, model: object, parent_id: object, metadata: object
-) -> None:
-    """Raise TranscriptError unless these can start a session on every backend."""
+) -> dict[str, Any]:
+    """Raise TranscriptError unless these can start a session on every backend; return the
+    metadata as it is stored (see `plain_json`)."""
     if not isinstance(session_id, str) or not session_id:
         raise TranscriptError(f"a session id must be a non-empty string: {session_id!r}")
     if not isinstance(source, str):
@@ -26,6 +28,7 @@ def check_start(
         for what, text in names.items():
             if isinstance(text, str):
                 check_name(text, what)
-        check_json({"session_id": session_id, "metadata": dict(metadata)}, "start")
+        checked, _ = plain_json({"session_id": session_id, "metadata": dict(metadata)}, "start")
     except InvalidMessageError as error:
         raise TranscriptError(str(error)) from None
+    return checked["metadata"]

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .errors import InvalidMessageError, TranscriptError
-from .messages import MAX_MESSAGE_BYTES, canonical_json, check_json
+from .messages import MAX_MESSAGE_BYTES, canonical_json, plain_json
 
 
 def check_state_change(values: object, remove: object) -> tuple[dict[str, Any], list[str]]:
@@ -29,10 +29,10 @@ def check_state_change(values: object, remove: object) -> tuple[dict[str, Any], 
     if both:
         raise TranscriptError(f"state keys both set and removed: {sorted(both)}")
     try:
-        check_json(dict(values), "state")
+        plain, _ = plain_json(dict(values), "state")
     except InvalidMessageError as error:
         raise TranscriptError(str(error)) from None
-    return dict(values), removed
+    return plain, removed
 
 
 def changed_state(

@@ -217,7 +217,7 @@ class Transcript(Resumable, ToolPairing, Rewinding, SessionState, Aggregate):
         parent_id: str | None,
         metadata: Mapping[str, Any],
     ) -> Transcript:
-        check_start(session_id, source, model, parent_id, metadata)
+        metadata = check_start(session_id, source, model, parent_id, metadata)
         return cls._create(
             cls.Started,
             id=transcript_id(session_id),
@@ -225,7 +225,7 @@ class Transcript(Resumable, ToolPairing, Rewinding, SessionState, Aggregate):
             source=source,
             model=model,
             parent_id=parent_id,
-            metadata=dict(metadata),
+            metadata=metadata,
         )
 
     @classmethod

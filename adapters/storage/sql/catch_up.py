@@ -262,7 +262,12 @@ class CatchUp:
         except Exception as fault:
             _roll_back_to(c, "entry", fault)
             reason = f"the views could not take it: {type(fault).__name__}: {fault}"
-            session = _CursorState(self.rows, c, tables).load_session(entry.transcript_id)
+            c.execute(  # its id only: the row itself may be what cannot be read
+                f"SELECT session_id FROM {tables.sessions} WHERE transcript_id = ?",
+                (entry.transcript_id,),
+            )
+            session = c.fetchone()
+            session_id = None if session is None else session["session_id"]
             self.writer.quarantine(
                 c,
                 tables,
@@ -270,18 +275,18 @@ class CatchUp:
                     QuarantineRow(
                         entry.position,
                         entry.transcript_id,
-                        session.session_id if session else None,
+                        session_id,
                         entry.version,
                         entry.topic,
                         reason,
                     )
                 ],
             )
-            if session is not None:
+            if session_id is not None:
                 c.execute(
                     f"UPDATE {tables.sessions} SET quarantined = quarantined + 1 "
                     "WHERE session_id = ?",
-                    (session.session_id,),
+                    (session_id,),
                 )
         c.execute("RELEASE SAVEPOINT entry")
 
