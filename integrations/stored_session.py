@@ -14,7 +14,7 @@ import threading
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
-from transcripts import SessionNotFoundError, TranscriptStore
+from transcripts import MessageNotFoundError, SessionNotFoundError, TranscriptStore
 
 T = TypeVar("T")
 
@@ -73,6 +73,13 @@ class StoredSession:
             return self.store.active(self.session_id)
         except SessionNotFoundError:
             return []
+
+    def message(self, message_id: str) -> dict[str, Any] | None:
+        """The stored message of that id, active or not (None: never stored)."""
+        try:
+            return dict(self.store.explain(self.session_id, message_id)["message"])
+        except (SessionNotFoundError, MessageNotFoundError):
+            return None
 
     def append(self, messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         """`store.append` (it restores a rewound id), starting the session if need be."""

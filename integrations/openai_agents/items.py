@@ -32,6 +32,17 @@ def derived_id(item: Mapping[str, Any]) -> str | None:
     return None
 
 
+def call_of(message: Mapping[str, Any]) -> str | None:
+    """The id of the function call a stored function call output answers (None: not one)."""
+    stored = message.get(KEY)
+    item = stored.get("item") if isinstance(stored, Mapping) else None
+    if isinstance(item, Mapping) and item.get("type") == FUNCTION_OUTPUT:
+        call_id = item.get("call_id")
+        if isinstance(call_id, str) and call_id and message.get("id") == derived_id(item):
+            return f"{FUNCTION_CALL}:{call_id}"
+    return None
+
+
 def fresh_id() -> str:
     return f"item_{uuid4().hex}"
 

@@ -14,7 +14,7 @@ from transcripts import TranscriptStore
 from ..stored_session import StoredSession
 from . import compaction
 from .compaction import CompactWhen, Summarizer
-from .items import Item, derived_id, fresh_id, item_of, to_message
+from .items import Item, call_of, derived_id, fresh_id, item_of, to_message
 
 DEDUPE_MODES = ("call_ids", None)
 POPPED_KEPT = 1000  # popped items remembered, to restore them when they are added back
@@ -124,7 +124,26 @@ class TranscriptSession:
 
     def _add(self, items: list[Item]) -> None:
         messages = [{**to_message(item), "id": self._id_of(item)} for item in items]
-        self._stored.append(messages)
+        self._stored.append(self._with_their_calls(messages))
+
+    def _with_their_calls(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The messages, each function call output added without its call preceded by that
+        call as stored: a popped output added back restores the call it answers with it, in
+        front of it, if the call was popped too (the pair restores together; a call in the
+        context already is left where it is). So two pop-then-add-back pairs interleaving, in
+        tasks or processes, never leave an output before its call."""
+        if self._dedupe != "call_ids":
+            return messages
+        given = {message["id"] for message in messages}
+        with_calls: list[dict[str, Any]] = []
+        for message in messages:
+            maker = call_of(message)
+            if maker is not None and maker not in given:
+                call = self._stored.message(maker)
+                if call is not None:
+                    with_calls.append(call)
+            with_calls.append(message)
+        return with_calls
 
     def _id_of(self, item: Item) -> str:
         """Derived from its call id; a popped item's own id (to restore it); else fresh."""
