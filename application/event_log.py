@@ -49,12 +49,11 @@ from ..domain.transcript import Transcript, transcript_id
 from ..projections.views import TranscriptViews
 from .context import Context
 from .decoding import UNREADABLE
-from .resuming import Resuming
+from .resuming import Command, Resuming
 from .retry import StorageCalls
 from .storage import LogTransaction, StoreConfig
 
 T = TypeVar("T")
-Command = Callable[[Transcript | None], tuple[T, Transcript | None]]
 
 _LOCK_STRIPES = 64
 # Recently written transcripts stay in memory (about 150 bytes a message: ids, content
@@ -234,7 +233,7 @@ class TranscriptLog(Resuming):
             with self.backend.writing(self) as tx:
                 indexed, unknown_topic = tx.index_state(aggregate_id)
                 if not lenient:
-                    self._check_readable(session_id, aggregate_id, tx, unknown_topic)
+                    self._check_topics(session_id, unknown_topic)
                     transcript = self._vetted(aggregate_id, transcript, tx, replayed)
                 if transcript is None and resume:
                     transcript = self._resumed(session_id, aggregate_id, tx, indexed)

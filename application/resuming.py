@@ -37,11 +37,10 @@ class Resuming(LogReads):
 
     views: TranscriptViews | None = None
 
-    def _check_readable(
-        self, session_id: str, stream: UUID, tx: LogTransaction, unknown_topic: int | None
-    ) -> None:
+    @staticmethod
+    def _check_topics(session_id: str, unknown_topic: int | None) -> None:
         """StorageError naming the session's first event of a topic this release does not
-        store, if it holds one."""
+        store (`unknown_topic`: its version, if it holds one)."""
         if unknown_topic is not None:
             raise corrupt_event(session_id, unknown_topic, UnknownTopic(_UNKNOWN_TOPIC))
 

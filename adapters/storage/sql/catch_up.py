@@ -23,7 +23,7 @@ from ....projections.projector import Projector, ViewState
 from ....projections.rows import ActiveRow, QuarantineRow, SessionRow, ViewChanges
 from ....projections.views import Progress
 from .dialect import Cursor, Dialect
-from .rows import RowReader, reading_row
+from .rows import UNREADABLE, DamagedRow, RowReader
 from .schema import LIVE, NEXT, Tables
 from .writing import ChangeWriter
 
@@ -134,8 +134,10 @@ class CatchUp:
     def session_state(self, c: Cursor, session_id: str) -> SessionState:
         """Whether the live views reflect the whole log, and what they hold of a session."""
         c.execute(self._session_state, (TRACKING_NAME, session_id))
-        with reading_row("sessions", lambda: f"session {session_id!r}"):
+        try:
             return self._state(c.fetchone())
+        except UNREADABLE as error:  # its erased_at
+            raise DamagedRow("sessions", f"session {session_id!r}", error) from error
 
     def session_active(self, session_id: str) -> tuple[bool, list[tuple[int, Any]] | None]:
         """Whether the live views reflect the whole log, and the session's active messages

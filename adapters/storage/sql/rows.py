@@ -9,8 +9,7 @@ writes it again from the log.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ....domain.errors import StorageError
@@ -32,15 +31,6 @@ class DamagedRow(StorageError):
             f"({type(error).__name__}: {error}); rebuild them (transcripts projections rebuild)"
         )
         self.view, self.key, self.reason = view, key, f"{type(error).__name__}: {error}"
-
-
-@contextmanager
-def reading_row(view: str, key: Callable[[], str]) -> Iterator[None]:
-    """DamagedRow naming the row (`key()`) if reading it fails."""
-    try:
-        yield
-    except UNREADABLE as error:
-        raise DamagedRow(view, key(), error) from error
 
 
 def message_key(session_id: object, message_id: object) -> str:
@@ -70,25 +60,34 @@ class RowReader:
                     raise DamagedRow("active_messages", key, error) from error
             raise
 
+    # Each reads one row; DamagedRow naming it if it cannot (no cost until then).
+
     def session(self, row: Row) -> SessionRow:
-        with reading_row("sessions", lambda: f"session {row['session_id']!r}"):
+        try:
             return self._session(row)
+        except UNREADABLE as error:
+            raise DamagedRow("sessions", f"session {row['session_id']!r}", error) from error
 
     def active(self, row: Row) -> ActiveRow:
-        with reading_row(
-            "active_messages", lambda: message_key(row["session_id"], row["message_id"])
-        ):
+        try:
             return self._active(row)
+        except UNREADABLE as error:
+            key = message_key(row["session_id"], row["message_id"])
+            raise DamagedRow("active_messages", key, error) from error
 
     def history(self, row: Row) -> HistoryRow:
-        with reading_row(
-            "message_history", lambda: message_key(row["session_id"], row["message_id"])
-        ):
+        try:
             return self._history(row)
+        except UNREADABLE as error:
+            key = message_key(row["session_id"], row["message_id"])
+            raise DamagedRow("message_history", key, error) from error
 
     def attempt(self, row: Row) -> AttemptRow:
-        with reading_row("compaction_attempts", lambda: f"compaction {row['compaction_id']!r}"):
+        try:
             return self._attempt(row)
+        except UNREADABLE as error:
+            key = f"compaction {row['compaction_id']!r}"
+            raise DamagedRow("compaction_attempts", key, error) from error
 
     def _session(self, row: Row) -> SessionRow:
         time = self.dialect.load_time
