@@ -1,5 +1,6 @@
-"""Every command has help with an example, answers -h, and is in the README's command table
-with every one of its options."""
+"""Every command has help with an example, answers -h, and is in the command table of the
+docs' Command line page (docs/cli.md) with every one of its options. (The CLI reference page
+is generated from the commands themselves.)"""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from click.testing import CliRunner
 
 from transcripts.adapters.cli import cli
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+COMMAND_LINE_PAGE = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 
 
 def commands(
@@ -31,12 +32,11 @@ ALL = list(commands())
 LEAVES = [(path, command) for path, command in ALL if not isinstance(command, click.Group)]
 
 
-def readme_rows() -> dict[str, str]:
-    """The rows of the README's command table, by the command they document (the words
-    after `transcripts` up to the first argument or option)."""
-    section = README.read_text().split("## Command line", 1)[1].split("\n## ", 1)[0]
+def table_rows() -> dict[str, str]:
+    """The rows of the command table, by the command they document (the words after
+    `transcripts` up to the first argument or option)."""
     rows = {}
-    for line in section.splitlines():
+    for line in COMMAND_LINE_PAGE.read_text().splitlines():
         match = re.match(r"^\| `transcripts ([^`]+)`", line)
         if match:
             words = list(takewhile(re.compile(r"[a-z][a-z-]*").fullmatch, match[1].split()))
@@ -80,23 +80,23 @@ def test_h_and_help_print_the_help_of_every_command(path: tuple[str, ...]) -> No
 
 
 @pytest.mark.parametrize(("path", "command"), named(LEAVES))
-def test_every_command_and_each_of_its_options_is_in_the_readme_command_table(
+def test_every_command_and_each_of_its_options_is_in_the_command_table(
     path: tuple[str, ...], command: click.Command
 ) -> None:
-    rows = readme_rows()
+    rows = table_rows()
     name = " ".join(path)
-    assert name in rows, f"no row for `transcripts {name}` in the README's command table"
+    assert name in rows, f"no row for `transcripts {name}` in the command table of docs/cli.md"
     for option in options(command):
         assert any(
             re.search(rf"(?<![\w-]){re.escape(opt)}(?![\w-])", rows[name]) for opt in option.opts
-        ), f"`transcripts {name}` option {'/'.join(option.opts)} is not in its README row"
+        ), f"`transcripts {name}` option {'/'.join(option.opts)} is not in its table row"
 
 
-def test_the_readme_documents_no_command_that_does_not_exist() -> None:
-    assert set(readme_rows()) <= {" ".join(path) for path, _ in LEAVES}
+def test_the_command_table_documents_no_command_that_does_not_exist() -> None:
+    assert set(table_rows()) <= {" ".join(path) for path, _ in LEAVES}
 
 
-def test_the_readme_names_the_global_options() -> None:
-    section = README.read_text().split("## Command line", 1)[1]
-    for option in ("--db URL", "--version", "-h/--help"):
-        assert option in section
+def test_the_command_line_page_names_the_global_options() -> None:
+    page = COMMAND_LINE_PAGE.read_text()
+    for option in ("--db URL", "--durability full|normal", "--version", "-h/--help"):
+        assert option in page

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-NOT_PACKAGE = {"tests", "benchmarks", "build"}  # and hidden folders (.venv, .venv-peers, …)
+# Folders that are not the package, besides hidden ones (.venv, .mkdocs, …).
+NOT_PACKAGE = {"tests", "benchmarks", "build", "docs", "examples", "site"}
 IO = {"sqlite3", "orjson", "click", "rich", "psycopg", "psycopg_pool", "platformdirs"}
 OUTER_LAYERS = {"adapters", "application", "config", "projections", "integrations"}
 BACKENDS = sorted(
