@@ -1,4 +1,5 @@
-"""Moving transcripts in and out: `import hermes`, `import codex`, `import jsonl`, `export`."""
+"""Moving transcripts in and out: `import hermes`, `import codex`, `import claude-code`,
+`import jsonl`, `export`."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ import click
 from ... import TranscriptError, TranscriptStore
 from ..exporters.jsonl import jsonl_lines
 from ..exporters.markdown import markdown_chunks
+from ..importers.claude_code import import_claude_code
 from ..importers.codex import import_codex
 from ..importers.hermes import import_hermes
 from ..importers.jsonl import JsonlSession, import_session, read_jsonl
 from .render import progress_bar, to_json
+from .render_claude_code import claude_code_notes, claude_code_report_table, claude_code_summary
 from .render_codex import codex_notes, codex_report_table, codex_summary
 from .render_read import hermes_report_table, hermes_summary, plural
 from .serve import WEB_EXTRA
@@ -29,6 +32,8 @@ def import_() -> None:
     Example: transcripts import hermes ~/.hermes/state.db
 
     Example: transcripts import codex ~/.codex/sessions --dry-run
+
+    Example: transcripts import claude-code ~/.claude/projects
     """
 
 
@@ -94,6 +99,37 @@ def import_codex_command(
             output.print(note)
         click.echo(codex_summary(reports, dry_run=dry_run))
     if any(report.status in ("diverged", "unreadable") for report in reports):
+        raise SystemExit(1)
+
+
+@import_.command("claude-code")
+@click.argument("paths", metavar="[PATH]...", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--dry-run", is_flag=True, help="Print the report without writing anything.")
+@json_option
+@with_store
+def import_claude_code_command(
+    store: TranscriptStore, paths: tuple[Path, ...], dry_run: bool, as_json: bool
+) -> None:
+    """Import Claude Code sessions: each session file becomes one session.
+
+    PATH is a session file, a project folder or a `projects` folder; none given:
+    $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects. Conversation records become
+    messages under their uuids, each compact_boundary one committed compaction, each failed
+    /compact one failed attempt; a subagent is a child session. Files are only read;
+    importing them again stores nothing new. Exits 1 if a session diverged.
+
+    Example: transcripts import claude-code ~/.claude/projects --dry-run
+    """
+    with progress_bar("Reading sessions" if dry_run else "Importing sessions") as bar:
+        reports = import_claude_code(store, paths, dry_run=dry_run, progress=bar)
+    if as_json:
+        click.echo(to_json([{**asdict(report), "dry_run": dry_run} for report in reports]))
+    else:
+        console().print(claude_code_report_table(reports, dry_run=dry_run))
+        for note in claude_code_notes(reports):
+            console().print(note)
+        click.echo(claude_code_summary(reports, dry_run=dry_run))
+    if any(report.status == "diverged" for report in reports):
         raise SystemExit(1)
 
 
