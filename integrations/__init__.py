@@ -9,6 +9,8 @@ the public API only, and is installed with the framework as an extra:
   `TranscriptMiddleware` and `TranscriptSummarizationMiddleware`.
 - `pydantic_ai` (`transcript-store[pydantic-ai]`): `TranscriptConversationStore`,
   pydantic-ai's `ConversationStore`.
+- `claude_agent_sdk` (`transcript-store[claude-agent-sdk]`): `TranscriptSessionStore`, the
+  Claude Agent SDK's `SessionStore`.
 
 Importing `transcripts` or this package imports no framework.
 """

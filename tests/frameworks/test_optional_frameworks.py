@@ -6,7 +6,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
-FRAMEWORKS = ("agents", "openai", "langchain", "langchain_core", "langgraph", "pydantic_ai")
+FRAMEWORKS = (
+    "agents",
+    "openai",
+    "langchain",
+    "langchain_core",
+    "langgraph",
+    "pydantic_ai",
+    "claude_agent_sdk",
+)
 
 
 def test_importing_transcripts_and_its_integrations_package_imports_no_framework() -> None:

@@ -9,6 +9,7 @@ compaction through `begin_compaction` / `fail_compaction`, checked to stand at t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,9 +74,11 @@ def write_plan(
     done: int,
     *,
     start: dict[str, Any] | None = None,
+    then: Sequence[Change] = (),
 ) -> int:
-    """Write the plan's steps after the first `done`; `start`: the arguments of
-    `store.start` for a session not stored yet. Return the session's version."""
+    """Write the plan's steps after the first `done`, and the changes `then` in the last
+    write; `start`: the arguments of `store.start` for a session not stored yet. Return the
+    session's version."""
     if start is not None:
         store.start(session_id, **start)
     version = store.version(session_id)
@@ -114,6 +117,10 @@ def write_plan(
         else:
             flush()
             version = _fail(store, session_id, step, version)
+    if appends:
+        batch.append(AppendChange(appends))
+        appends = []
+    batch += then
     flush()
     return version
 
