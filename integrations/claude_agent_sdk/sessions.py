@@ -13,10 +13,9 @@ from datetime import datetime
 from typing import Any
 
 from claude_agent_sdk import fold_session_summary
-from transcripts import SessionNotFoundError, TranscriptError, TranscriptStore
+from transcripts import SessionNotFoundError, SetState, TranscriptError, TranscriptStore
 from transcripts.adapters.importers.claude_code.plan import Append, Compact, plan_records
 from transcripts.adapters.importers.claude_code.writing import standing, write_plan
-from transcripts.application.changes import SetState
 
 from .entries import as_kept, batch_key, batches, kept_entries, new_entries
 from .keys import key_metadata, store_session_id

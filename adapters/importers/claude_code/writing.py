@@ -13,11 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ....application.changes import Append as AppendChange
-from ....application.changes import Change
-from ....application.changes import Compact as CompactChange
-from ....application.store import TranscriptStore
-from ....domain.errors import SessionNotFoundError, VersionConflictError
+from .... import Append as AppendChange
+from .... import Compact as CompactChange
+from .... import SessionNotFoundError, SetState, TranscriptStore, VersionConflictError
 from .files import ClaudeCodeImportError
 from .plan import Append, Compact, Fail, Plan, Step
 
@@ -74,7 +72,7 @@ def write_plan(
     done: int,
     *,
     start: dict[str, Any] | None = None,
-    then: Sequence[Change] = (),
+    then: Sequence[SetState] = (),
 ) -> int:
     """Write the plan's steps after the first `done`, and the changes `then` in the last
     write; `start`: the arguments of `store.start` for a session not stored yet. Return the
@@ -82,7 +80,7 @@ def write_plan(
     if start is not None:
         store.start(session_id, **start)
     version = store.version(session_id)
-    batch: list[Change] = []
+    batch: list[AppendChange | CompactChange | SetState] = []
     appends: list[dict[str, Any]] = []
 
     def flush() -> None:
