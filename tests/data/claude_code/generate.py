@@ -8,7 +8,8 @@ Run by hand (Node and npm needed; the tests only read what it writes):
 It installs `@anthropic-ai/claude-code@VERSION` from npm into `<scratch>/npm` (the linux-x64
 binary comes as an optional dependency), then runs `claude -p PROMPT [--resume ID]
 --output-format json --allowedTools …` once per turn with a scratch `HOME`, against
-`fake_anthropic.FakeAnthropic` on 127.0.0.1: no model, no network. One session, in turns:
+`tests/support/fake_anthropic.FakeAnthropic` on 127.0.0.1: no model, no network. One
+session, in turns:
 
 1. a tool call (`Bash ls`, which the CLI runs) and its answer;
 2. a subagent (`Agent`, in the foreground) that runs a tool itself;
@@ -38,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
 
 from fake_anthropic import FakeAnthropic, Reply, Request, text, tool_use  # noqa: E402
 
