@@ -95,6 +95,8 @@ def plan_records(records: Iterable[Mapping[str, Any]], *, final: bool = True) ->
     seen: dict[str, str] = {}  # uuid -> content hash of the record first read
     boundary: dict[str, Any] | None = None
     held: list[dict[str, Any]] = []
+    tip: str | None = None  # the last record of the chain read so far
+    branches = 0
     for record in records:
         uuid = record.get("uuid")
         if isinstance(uuid, str) and (is_conversation(record) or is_boundary(record)):
@@ -105,6 +107,9 @@ def plan_records(records: Iterable[Mapping[str, Any]], *, final: bool = True) ->
                     plan.notes.append(f"a copy of record {uuid} differs from it: the first kept")
                 continue
             seen[uuid] = digest
+            parent = record.get("parentUuid")
+            branches += parent is not None and tip is not None and parent != tip
+            tip = uuid
         if is_boundary(record):
             if boundary is not None:
                 plan.notes.append(f"compact boundary {boundary['uuid']} has no summary")
@@ -127,6 +132,11 @@ def plan_records(records: Iterable[Mapping[str, Any]], *, final: bool = True) ->
         if error is not None:
             plan.steps.append(Fail(error, f"Claude Code /compact failed ({record['uuid']})"))
         _append_all(plan, messages, [dict(record)])
+    if branches:
+        plan.notes.append(
+            f"{branches} records do not continue the record before them (Claude Code went on "
+            "from an earlier point): imported in the file's order"
+        )
     if boundary is not None:
         if final:
             plan.notes.append(f"compact boundary {boundary['uuid']} has no summary")
