@@ -99,6 +99,36 @@ def test_a_second_import_is_unchanged_and_the_files_are_never_changed(
     assert _digest(PROJECTS) == digest
 
 
+def test_a_session_that_went_on_is_resumed_after_what_an_earlier_import_stored(
+    store: TranscriptStore, tmp_path: Path
+) -> None:
+    projects = copy_projects(tmp_path)
+    session = next(projects.glob(f"*/{SESSION_ID}.jsonl"))
+    whole = session.read_text()
+    lines = whole.splitlines(keepends=True)
+    session.write_text("".join(lines[:60]))  # before the manual compaction's boundary
+    (first, _) = import_claude_code(store, [projects])
+    assert (first.compactions_committed, first.compactions_failed) == (0, 1)
+    session.write_text(whole)
+    (resumed, _) = import_claude_code(store, [projects])
+    assert resumed.status == "imported"
+    assert any("resumed after the" in note for note in resumed.notes)
+    with TranscriptStore.open("memory://") as fresh:
+        import_claude_code(fresh, [projects])
+        assert store.active(SESSION_ID) == fresh.active(SESSION_ID)
+        assert len(store.compactions(SESSION_ID)) == len(fresh.compactions(SESSION_ID)) == 3
+
+
+def test_the_failed_compact_changed_nothing_of_the_context(imported: TranscriptStore) -> None:
+    events = imported.events(SESSION_ID)
+    (failed,) = [e for e in events if e["type"] == "CompactionFailed"]
+    version = failed["version"]
+    before = imported.active_at(SESSION_ID, version - 1)
+    assert imported.active_at(SESSION_ID, version) == before
+    (entry,) = [a for a in imported.compactions(SESSION_ID) if a["status"] == "failed"]
+    assert entry["superseded"] == [m["id"] for m in before]  # what it would have superseded
+
+
 def test_a_dry_run_writes_nothing(store: TranscriptStore) -> None:
     reports = import_claude_code(store, [SESSION_FILE], dry_run=True)
     assert reports[0].compactions_committed == 2 and reports[0].compactions_failed == 1

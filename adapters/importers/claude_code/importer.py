@@ -114,6 +114,8 @@ def _import_plan(
         status = "unchanged"
     elif at.done:
         notes.append(f"resumed after the {at.done} steps stored by an earlier import")
+    if at.exists and not at.erased:
+        notes += _metadata_notes(store.session(session_id), start)
     if status == "imported" and not dry_run:
         write_plan(store, session_id, plan, at.done, start=None if at.exists else start)
     return SessionReport(
@@ -128,6 +130,15 @@ def _import_plan(
         duplicates_dropped=plan.duplicates,
         notes=notes,
     )
+
+
+def _metadata_notes(stored: dict[str, Any], start: dict[str, Any]) -> list[str]:
+    if (stored["model"], stored["metadata"]) == (start["model"], start["metadata"]):
+        return []
+    return [
+        "the session's model or metadata differ from the first import's (the store keeps "
+        "the first import's: it has no event to update them)"
+    ]
 
 
 def _session_id(read: SessionFile) -> str:
