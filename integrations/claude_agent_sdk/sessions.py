@@ -47,7 +47,7 @@ class SdkSessions:
                 f"session {session_id!r} diverged from its entries: {at.diverged}"
             )
         ids = {s.message["id"] for s in plan.steps if isinstance(s, Append)}
-        ids |= {s.summary_id for s in plan.steps if isinstance(s, Compact) and s.replacement}
+        ids |= {s.summary["id"] for s in plan.steps if isinstance(s, Compact) and s.summary}
         values: dict[str, Any] = {batch_key(len(batches(state)) + 1): as_kept(new, ids)}
         if not key.get("subpath"):
             values[SUMMARY] = _folded(state.get(SUMMARY), key, new)

@@ -41,15 +41,16 @@ class Append:
 
 @dataclass(frozen=True)
 class Compact:
-    replacement: list[dict[str, Any]]
+    summary: dict[str, Any] | None  # None: a boundary whose summary the file lacks
+    kept: list[dict[str, Any]]
     reason: str
     tokens_before: int | None
     tokens_after: int | None
     metadata: dict[str, Any]
 
     @property
-    def summary_id(self) -> str:
-        return self.replacement[0]["id"]
+    def replacement(self) -> list[dict[str, Any]]:
+        return ([self.summary] if self.summary else []) + self.kept
 
 
 @dataclass(frozen=True)
@@ -73,8 +74,9 @@ class Plan:
 
     @property
     def messages(self) -> int:
-        return sum(isinstance(s, Append) for s in self.steps) + sum(
-            isinstance(s, Compact) for s in self.steps
+        return sum(
+            isinstance(s, Append) or isinstance(s, Compact) and s.summary is not None
+            for s in self.steps
         )
 
     @property
@@ -168,19 +170,18 @@ def _compact(
     preserved = set(_preserved(meta))
     kept = [messages[m] for m in plan.active if m in preserved]
     trigger = meta.get("trigger") if isinstance(meta.get("trigger"), str) else "unknown"
-    replacement = ([summary] if summary else []) + kept
-    plan.steps.append(
-        Compact(
-            replacement=replacement,
-            reason=f"Claude Code {trigger} compaction ({boundary['uuid']})",
-            tokens_before=_count(meta.get("preTokens")),
-            tokens_after=_count(meta.get("postTokens")),
-            metadata={"trigger": trigger, "boundary": boundary["uuid"], "compactMetadata": meta},
-        )
+    compact = Compact(
+        summary=summary,
+        kept=kept,
+        reason=f"Claude Code {trigger} compaction ({boundary['uuid']})",
+        tokens_before=_count(meta.get("preTokens")),
+        tokens_after=_count(meta.get("postTokens")),
+        metadata={"trigger": trigger, "boundary": boundary["uuid"], "compactMetadata": meta},
     )
+    plan.steps.append(compact)
     if summary:
         messages[summary["id"]] = summary
-    plan.active = [m["id"] for m in replacement]
+    plan.active = [m["id"] for m in compact.replacement]
 
 
 def _preserved(meta: Mapping[str, Any]) -> list[str]:

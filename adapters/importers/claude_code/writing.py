@@ -44,8 +44,8 @@ def standing(store: TranscriptStore, session_id: str, plan: Plan) -> Standing:
     stored = [event for event in events if event["type"] in IMPORTED]
     for index, (event, step) in enumerate(zip(stored, plan.steps, strict=False)):
         if _identity(event) != _planned(step):
-            return Standing(True, index, diverged=f"step {index + 1}: the store holds "
-                            f"{_identity(event)}, the records {_planned(step)}")  # fmt: skip
+            held, planned = _identity(event), _planned(step)
+            return Standing(True, index, diverged=f"step {index + 1}: {held} is not {planned}")
     if len(stored) > len(plan.steps):
         return Standing(True, len(plan.steps), diverged="the store holds more than the records")
     return Standing(True, len(stored))
