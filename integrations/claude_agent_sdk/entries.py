@@ -48,9 +48,10 @@ def uuid_of(entry: Any) -> str | None:
     return uuid if isinstance(uuid, str) else None
 
 
-def new_entries(kept: Iterable[Any], entries: Iterable[Any]) -> list[Any]:
-    """The entries not kept yet: those without a uuid, and the first of each new uuid."""
-    seen = {uuid for uuid in map(uuid_of, kept) if uuid is not None}
+def new_entries(kept: set[str], entries: Iterable[Any]) -> list[Any]:
+    """The entries not kept yet (`kept`: the uuids kept): those without a uuid, and the
+    first of each new uuid."""
+    seen = set(kept)
     new = []
     for entry in entries:
         uuid = uuid_of(entry)

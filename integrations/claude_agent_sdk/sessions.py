@@ -1,27 +1,44 @@
 """The synchronous side of `TranscriptSessionStore`: the SDK's calls on a TranscriptStore.
 
 `append` keeps the new entries (`entries`) and projects the session's records the way the
-Claude Code importer does (`plan_records`, not final: a compaction boundary waits for its
-summary), writing the steps not stored yet and the batch in the session's state in one
-`write` fenced on the version it read (a failed `/compact` is recorded between two writes).
+Claude Code importer does (its `Planner`, fed as entries come: a compaction boundary waits
+for its summary), writing the new steps and the batch in the session's state in one `write`
+fenced on the version it planned against (a failed `/compact` is recorded between two
+writes). What was planned for a session is kept between calls while the session stays at
+the version this object wrote (an append then costs what its entries do); a session another
+writer changed is read and planned again from its entries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from claude_agent_sdk import fold_session_summary
 from transcripts import SessionNotFoundError, SetState, TranscriptError, TranscriptStore
-from transcripts.adapters.importers.claude_code.plan import Append, Compact, plan_records
+from transcripts.adapters.importers.claude_code.plan import Planner
 from transcripts.adapters.importers.claude_code.writing import standing, write_plan
 
-from .entries import as_kept, batch_key, batches, kept_entries, new_entries
+from .entries import as_kept, batch_key, batches, kept_entries, new_entries, uuid_of
 from .keys import key_metadata, store_session_id
 
 SOURCE = "claude-agent-sdk"
 SUMMARY = "claude_agent_sdk.summary"
+
+
+@dataclass
+class _Planned:
+    """A session as this object last wrote it: its version, the planner fed with every
+    entry kept, how many of its steps are stored, the batches and uuids kept, the summary."""
+
+    version: int | None  # None: never started
+    planner: Planner = field(default_factory=Planner)
+    written: int | None = 0  # None: not counted yet (see `_read`)
+    batches: int = 0
+    uuids: set[str] = field(default_factory=set)
+    summary: Any = None
 
 
 class SdkSessions:
@@ -29,30 +46,37 @@ class SdkSessions:
 
     def __init__(self, store: TranscriptStore) -> None:
         self.store = store
+        self._planned: dict[str, _Planned] = {}
 
     def append(self, key: Mapping[str, Any], entries: list[Any]) -> None:
         if not entries:
             return
         session_id = store_session_id(key)
-        row = self._session(session_id)
-        state = row["state"] if row else {}
-        kept = kept_entries(state, self.store.history(session_id)) if row else []
-        new = new_entries(kept, entries)
+        planned = self._planned.pop(session_id, None)  # put back once written
+        if planned is None or planned.version != self._version(session_id):
+            planned = self._read(session_id)
+        new = new_entries(planned.uuids, entries)
         if not new:
+            self._planned[session_id] = planned
             return
-        plan = plan_records([*kept, *new], final=False)
-        at = standing(self.store, session_id, plan)
-        if at.diverged:
-            raise TranscriptError(
-                f"session {session_id!r} diverged from its entries: {at.diverged}"
-            )
-        ids = {s.message["id"] for s in plan.steps if isinstance(s, Append)}
-        ids |= {s.summary["id"] for s in plan.steps if isinstance(s, Compact) and s.summary}
-        values: dict[str, Any] = {batch_key(len(batches(state)) + 1): as_kept(new, ids)}
+        planner = planned.planner
+        planner.feed(new)
+        if planned.written is None:
+            planned.written = self._stored_steps(session_id, planner)
+        values: dict[str, Any] = {
+            batch_key(planned.batches + 1): as_kept(new, set(planner.messages))
+        }
         if not key.get("subpath"):
-            values[SUMMARY] = _folded(state.get(SUMMARY), key, new)
-        start = None if row else self._start(key)
-        write_plan(self.store, session_id, plan, at.done, start=start, then=[SetState(values)])
+            planned.summary = values[SUMMARY] = _folded(planned.summary, key, new)
+        start = self._start(key) if planned.version is None else None
+        planned.version = write_plan(
+            self.store, session_id, planner.plan, planned.written,
+            start=start, then=[SetState(values)], version=planned.version,
+        )  # fmt: skip
+        planned.written = len(planner.plan.steps)
+        planned.batches += 1
+        planned.uuids |= {uuid for uuid in map(uuid_of, new) if uuid is not None}
+        self._planned[session_id] = planned
 
     def load(self, key: Mapping[str, Any]) -> list[Any] | None:
         session_id = store_session_id(key)
@@ -89,10 +113,38 @@ class SdkSessions:
         else:
             doomed = [row["id"] for row in self._rows(key["project_key"], key["session_id"])]
         for session_id in doomed:
+            self._planned.pop(session_id, None)
             if self._session(session_id) is not None:
                 self.store.forget(session_id)
 
     # -- reading ---------------------------------------------------------------------------
+
+    def _read(self, session_id: str) -> _Planned:
+        """The session as stored: its entries planned again."""
+        row = self._session(session_id)
+        if row is None:
+            return _Planned(version=None)
+        kept = kept_entries(row["state"], self.store.history(session_id))
+        planned = _Planned(
+            version=row["version"],
+            batches=len(batches(row["state"])),
+            uuids={uuid for uuid in map(uuid_of, kept) if uuid is not None},
+            summary=row["state"].get(SUMMARY),
+        )
+        planned.planner.feed(kept)
+        at = standing(self.store, session_id, planned.planner.plan)
+        if at.diverged:
+            raise TranscriptError(
+                f"session {session_id!r} diverged from its entries: {at.diverged}"
+            )
+        planned.written = at.done
+        return planned
+
+    def _version(self, session_id: str) -> int | None:
+        try:
+            return self.store.version(session_id)
+        except SessionNotFoundError:
+            return None
 
     def _session(self, session_id: str) -> dict[str, Any] | None:
         """The session's `sessions()` entry; None if never written or erased."""

@@ -92,61 +92,96 @@ def plan_records(records: Iterable[Mapping[str, Any]], *, final: bool = True) ->
     """Plan a session's records (in order). `final`: the records are all there will be (a
     file); else (a store still receiving entries) a boundary whose summary has not come yet
     is held back with the records after it, and planned once it comes."""
-    plan = Plan()
-    messages: dict[str, dict[str, Any]] = {}
-    seen: dict[str, str] = {}  # uuid -> content hash of the record first read
-    boundary: dict[str, Any] | None = None
-    held: list[dict[str, Any]] = []
-    tip: str | None = None  # the last record of the chain read so far
-    branches = 0
-    for record in records:
+    planner = Planner()
+    planner.feed(records)
+    return planner.finish() if final else planner.plan
+
+
+class Planner:
+    """Plans records as they come (`feed`): its `plan` grows by the steps they make; a
+    boundary whose summary has not come is held back (`plan.pending`) until it does, or
+    until `finish`."""
+
+    def __init__(self) -> None:
+        self.plan = Plan()
+        self.messages: dict[str, dict[str, Any]] = {}  # every message planned, by id
+        self._seen: dict[str, str] = {}  # uuid -> content hash of the record first read
+        self._boundary: dict[str, Any] | None = None
+        self._held: list[dict[str, Any]] = []
+        self._tip: str | None = None  # the last record of the chain read so far
+        self._branches = 0
+
+    def feed(self, records: Iterable[Mapping[str, Any]]) -> None:
+        for record in records:
+            self._one(dict(record))
+        self.plan.pending = len(self._held) + 1 if self._boundary is not None else 0
+
+    def finish(self) -> Plan:
+        """The plan of all the records: a boundary still waiting is planned without its
+        summary, and the notes are complete."""
+        if self._boundary is not None:
+            self.plan.notes.append(f"compact boundary {self._boundary['uuid']} has no summary")
+            self._compact(None)
+        if self._branches:
+            self.plan.notes.append(
+                f"{self._branches} records do not continue the record before them (Claude "
+                "Code went on from an earlier point): imported in the file's order"
+            )
+        return self.plan
+
+    def _one(self, record: dict[str, Any]) -> None:
         uuid = record.get("uuid")
         if isinstance(uuid, str) and (is_conversation(record) or is_boundary(record)):
-            digest = content_hash({"role": "user", "record": dict(record)})
-            if uuid in seen:
-                plan.duplicates += 1
-                if seen[uuid] != digest:
-                    plan.notes.append(f"a copy of record {uuid} differs from it: the first kept")
-                continue
-            seen[uuid] = digest
+            digest = content_hash({"role": "user", "record": record})
+            if uuid in self._seen:
+                self.plan.duplicates += 1
+                if self._seen[uuid] != digest:
+                    self.plan.notes.append(f"a copy of record {uuid} differs: the first kept")
+                return
+            self._seen[uuid] = digest
             parent = record.get("parentUuid")
-            branches += parent is not None and tip is not None and parent != tip
-            tip = uuid
+            self._branches += parent is not None and self._tip is not None and parent != self._tip
+            self._tip = uuid
         if is_boundary(record):
-            if boundary is not None:
-                plan.notes.append(f"compact boundary {boundary['uuid']} has no summary")
-                _compact(plan, messages, boundary, None)
-                _append_all(plan, messages, held)
-                held = []
-            boundary = dict(record)
-            continue
-        if not is_conversation(record):
-            continue
-        if boundary is not None:
+            if self._boundary is not None:
+                self.plan.notes.append(f"compact boundary {self._boundary['uuid']} has no summary")
+                self._compact(None)
+            self._boundary = record
+        elif not is_conversation(record):
+            return
+        elif self._boundary is not None:
             if is_summary(record):
-                _compact(plan, messages, boundary, to_message(dict(record)))
-                _append_all(plan, messages, held)
-                boundary, held = None, []
+                self._compact(to_message(record))
             else:
-                held.append(dict(record))
-            continue
-        error = failed_compact(record)
-        if error is not None:
-            plan.steps.append(Fail(error, f"Claude Code /compact failed ({record['uuid']})"))
-        _append_all(plan, messages, [dict(record)])
-    if branches:
-        plan.notes.append(
-            f"{branches} records do not continue the record before them (Claude Code went on "
-            "from an earlier point): imported in the file's order"
-        )
-    if boundary is not None:
-        if final:
-            plan.notes.append(f"compact boundary {boundary['uuid']} has no summary")
-            _compact(plan, messages, boundary, None)
-            _append_all(plan, messages, held)
+                self._held.append(record)
         else:
-            plan.pending = len(held) + 1
-    return plan
+            error = failed_compact(record)
+            if error is not None:
+                self.plan.steps.append(Fail(error, f"Claude Code /compact failed ({uuid})"))
+            self._append(record)
+
+    def _append(self, record: dict[str, Any]) -> None:
+        message = to_message(record)
+        self.plan.steps.append(Append(message))
+        self.messages[message["id"]] = message
+        self.plan.active.append(message["id"])
+
+    def _compact(self, summary: dict[str, Any] | None) -> None:
+        """Plan the waiting boundary with `summary`, then the records held after it."""
+        assert self._boundary is not None
+        _compact(self.plan, self.messages, self._boundary, summary)
+        held, self._boundary, self._held = self._held, None, []
+        for record in held:
+            self._append(record)
+
+
+def _compact(self, summary: dict[str, Any] | None) -> None:
+    """Plan the waiting boundary with `summary`, then the records held after it."""
+    assert self._boundary is not None
+    _compact(self.plan, self.messages, self._boundary, summary)
+    held, self._boundary, self._held = self._held, None, []
+    for record in held:
+        self._append(record)
 
 
 def _append_all(

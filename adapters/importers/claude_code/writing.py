@@ -73,13 +73,15 @@ def write_plan(
     *,
     start: dict[str, Any] | None = None,
     then: Sequence[SetState] = (),
+    version: int | None = None,
 ) -> int:
     """Write the plan's steps after the first `done`, and the changes `then` in the last
-    write; `start`: the arguments of `store.start` for a session not stored yet. Return the
-    session's version."""
+    write, fenced on `version` (None: the session's version now); `start`: the arguments of
+    `store.start` for a session not stored yet. Return the session's version."""
     if start is not None:
         store.start(session_id, **start)
-    version = store.version(session_id)
+    if version is None or start is not None:
+        version = store.version(session_id)
     batch: list[AppendChange | CompactChange | SetState] = []
     appends: list[dict[str, Any]] = []
 
