@@ -148,3 +148,21 @@ def test_the_importer_and_the_store_agree_on_the_subagent_file(store: Transcript
     import_claude_code(store, [SESSION_FILE])
     ours = store.active(f"{STORE_ID}:subagents/{agent.stem}")
     assert ours == store.active(f"{SESSION_ID}:subagents/{agent.stem}")
+
+
+def test_two_store_objects_appending_in_turn_keep_every_entry_and_project_as_the_import(
+    store_url: str,
+) -> None:
+    entries = records()
+    with TranscriptStore.open(store_url) as one, TranscriptStore.open(store_url) as two:
+        writers = [TranscriptSessionStore(one), TranscriptSessionStore(two)]
+
+        async def run() -> None:
+            for turn, start in enumerate(range(0, len(entries), 9)):
+                await writers[turn % 2].append(KEY, entries[start : start + 9])
+
+        asyncio.run(run())
+        assert asyncio.run(writers[0].load(KEY)) == entries
+        import_claude_code(one, [SESSION_FILE])
+        assert one.active(STORE_ID) == one.active(SESSION_ID)
+        assert len(one.compactions(STORE_ID)) == 3
