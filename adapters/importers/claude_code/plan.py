@@ -13,7 +13,8 @@ Records are taken in the file's order (Claude Code appends each record after its
   after it;
 - a failed `/compact` (`local_command`, outcome `failed`) is one `Fail` with its error
   text, then its record is appended (Claude Code sends its text to the model);
-- anything else is bookkeeping (`BOOKKEEPING_KEPT` are summed up in the session metadata).
+- anything else is bookkeeping, not planned (`session_metadata` sums up what an auditor
+  needs of it).
 """
 
 from __future__ import annotations
@@ -234,9 +235,6 @@ def _preserved(meta: Mapping[str, Any]) -> list[str]:
 
 def _count(value: object) -> int | None:
     return value if type(value) is int and value >= 0 else None
-
-
-BOOKKEEPING_KEPT = ("cost-state", "tools-used", "mode", "api-request")
 
 
 def session_metadata(records: list[Mapping[str, Any]]) -> dict[str, Any]:

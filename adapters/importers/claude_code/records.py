@@ -15,7 +15,8 @@ context read with that rule is the request Claude Code makes. Roles and content:
   its prompt, sent to the model as reminders): `system`, `[attachment <type>]`.
 
 A `compact_boundary` and a failed `/compact` are compactions, not messages alone (see
-`plan`); every other record type is bookkeeping (see `BOOKKEEPING`).
+`plan`); every other record type is bookkeeping (`plan.session_metadata` keeps what an
+auditor needs of it).
 """
 
 from __future__ import annotations
