@@ -119,6 +119,7 @@ class HermesHistory:
         self.clock = itertools.count(1_800_000_000)
         self.rows: list[dict[str, Any]] = []
         self.copied: dict[int, int] = {}  # copy row id -> the row first holding its message
+        self.undone: set[int] = set()  # messages (first rows) an undo took out of the live rows
 
     def say(self, role: str, content: str | None, **columns: Any) -> int:
         """Append a row; its id."""
@@ -174,10 +175,14 @@ class HermesHistory:
             self.copied[copy] = self.copied.get(row_id, row_id)
 
     def rewind(self, n: int) -> list[int]:
-        """/undo: hide the last `n` live rows; their ids."""
+        """/undo: hide the last `n` live rows; their ids. A message it hid is undone unless a
+        live row still holds it (the original of a failed commit's copy), as the generator's
+        truth records an undo (`tests/data/hermes/truth.py`)."""
         undone = self.live()[-n:]
         for row_id in undone:
             self.rows[row_id - 1] |= {"active": 0, "compacted": 0}
+        live = {self.copied.get(row_id, row_id) for row_id in self.live()}
+        self.undone |= {self.copied.get(row_id, row_id) for row_id in undone} - live
         return undone
 
     def session(self, **fields: Any) -> HermesSession:

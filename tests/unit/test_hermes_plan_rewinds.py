@@ -1,18 +1,17 @@
 """The Hermes import planner on histories mixing turns, tool calls, /undo and in-place
 compactions (committed or failing), written the way Hermes writes them: every rewind it plans
-takes out the tail of the context at that point, and a message whose rows an undo hid (none
-of them live) is out of the context the plan leaves, or the plan says it could not tell."""
+takes out the tail of the context at that point, and a message an undo took out of the live
+rows is out of the context the plan leaves, or the plan says it could not tell."""
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
-from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from transcripts.adapters.importers.hermes.plan import Rewind, message_id, plan_session
+from transcripts.adapters.importers.hermes.steps import Compact
 
 from support.hermes import HermesHistory, replayed
 
@@ -67,19 +66,35 @@ def test_every_planned_rewind_takes_out_the_tail_of_the_context_at_that_point(
 
 @settings(max_examples=300, deadline=None)
 @given(operations)
-def test_a_message_whose_rows_an_undo_hid_and_none_is_live_is_out_of_the_context_or_in_doubt(
+# An undo hid only a failed commit's copy (row 4): its original (row 2) stayed live until the
+# commit of row 7 archived it, which the store refuses (it would orphan row 6's output).
+@example(
+    [
+        ("tool", 0, 0, False),
+        ("compact", 0, 1, False),
+        ("undo", 1, 0, False),
+        ("tool", 0, 0, False),
+        ("compact", 0, 1, True),
+    ]
+)
+# A commit (rows 8-12) whose summary and tail an undo hid, its head copies left live.
+@example(
+    [
+        ("turns", 4, 0, False),
+        ("undo", 1, 0, False),
+        ("compact", 0, 2, False),
+        ("compact", 2, 2, True),
+        ("undo", 3, 0, False),
+    ]
+)
+def test_a_message_an_undo_took_out_of_the_live_rows_is_out_of_the_context_or_in_doubt(
     history: list[Operation],
 ) -> None:
     hermes = write(history)
     plan = plan_session(hermes.session())
     active = set(replayed(plan))
-    rows_of: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for row in hermes.rows:
-        rows_of[hermes.copied.get(row["id"], row["id"])].append(row)
-    for first, rows in rows_of.items():
-        undone = any(not row["active"] and not row["compacted"] for row in rows)
-        if undone and not any(row["active"] for row in rows):
-            assert message_id("s1", first) not in active or plan.doubts  # kept, and said
+    for first in hermes.undone:
+        assert message_id("s1", first) not in active or plan.doubts  # kept, and said
 
 
 def test_an_undo_after_a_compaction_rewinds_what_its_hidden_tail_copies_carry_and_after() -> None:
@@ -109,6 +124,43 @@ def test_an_undo_hiding_a_failed_commit_s_copy_leaves_its_live_original_in_the_c
     assert "rows 11 are copies an undo hid while the rows they copy stay live" in "".join(
         plan.notes
     )
+
+
+def test_a_message_whose_failed_commit_copy_an_undo_hid_leaves_with_the_commit_after() -> None:
+    hermes = write([("tool", 0, 0, False), ("compact", 0, 1, False), ("undo", 1, 0, False)])
+    assert hermes.undone == set()  # the undo hid copy 4; row 2 stays live: Hermes keeps it
+    hermes.turns(2, "turn")  # rows 5-6
+    hermes.compact(head=0, tail=1, text="later")  # archives rows 1-3, 5-6: summary 7, copy 8
+    plan = plan_session(hermes.session())
+    assert plan.rewinds == 0
+    assert replayed(plan) == ["hermes-s1-7:summary", "hermes-s1-6"]  # row 2's, superseded
+
+
+def test_a_message_whose_failed_commit_copy_an_undo_hid_stays_if_the_store_refuses_the_commit() -> (
+    None
+):
+    tool = ("tool", 0, 0, False)
+    hermes = write([tool, ("compact", 0, 1, False), ("undo", 1, 0, False), tool])
+    hermes.compact(head=0, tail=1, text="later")  # its tail: row 6's output, without its call
+    plan = plan_session(hermes.session())
+    refused = plan.units[-1]
+    assert isinstance(refused, Compact) and not refused.commits
+    assert refused.superseded == planned([1, 2, 5])  # what Hermes compacted, row 2's among them
+    assert replayed(plan) == planned([1, 2, 5, 6])  # kept, as the store keeps a refused one's
+    assert (plan.rewinds, plan.doubts) == (0, [])
+
+
+def test_an_undo_reaching_back_past_a_commit_s_summary_leaves_its_live_head_copies_a_head() -> None:
+    hermes = HermesHistory()
+    rows = hermes.turns(4, "turn")
+    summary = hermes.compact(head=2, tail=1, text="early")  # copies 5-6, summary 7, copy 8
+    hermes.rewind(2)  # the summary and the tail copy: the head copies stay live
+    plan = plan_session(hermes.session())
+    compact = next(unit for unit in plan.units if isinstance(unit, Compact))
+    assert compact.commits and compact.summary_id == f"hermes-s1-{summary}:summary"
+    assert compact.superseded == planned([rows[2]])  # the head is rows 1-2, copied, not new
+    assert replayed(plan) == planned(rows[:2])  # what the live head copies hold
+    assert plan.doubts == []
 
 
 def test_an_undo_of_every_row_after_a_failed_commit_leaves_an_empty_context() -> None:

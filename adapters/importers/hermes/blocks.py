@@ -43,6 +43,13 @@ class Block:
         return original is not None and self.tail.rows[:1] == [original]
 
 
+def same_burst(row: HermesRow, summary: HermesRow) -> bool:
+    """Whether `row` may be a head copy of `summary`: written in one burst, they share its state,
+    live or archived, unless an undo that reached back past the summary hid it (and left the
+    head live)."""
+    return row.live == summary.live or (row.live and summary.hidden)
+
+
 def match_tail(
     rows: Sequence[HermesRow],
     index: int,

@@ -46,7 +46,7 @@ from typing import Any
 from .... import InvalidMessageError, TranscriptError
 from ....domain.messages import split_id
 from ....domain.rewind import taken_out
-from .blocks import Block, Tail, match_tail
+from .blocks import Block, Tail, match_tail, same_burst
 from .evidence import Verdict, judge
 from .pairing import Pairing
 from .reader import HermesSession
@@ -183,10 +183,10 @@ class _Planner:
     def head_of(self, summary: HermesRow, rows: list[HermesRow]) -> list[HermesRow]:
         """The held-back rows that are the summary's head; the others are new messages.
 
-        Head copies are written with the summary, so they share its state: a row before them
-        that a commit archived while they stayed live is a message, not a copy."""
+        Head copies share the summary's state (`blocks.same_burst`): a row before them that a
+        commit archived while they stayed live is a message, not a copy."""
         head = list(rows)
-        while head and (head[0].live != summary.live or not self.run_matches(head)):
+        while head and (not same_burst(head[0], summary) or not self.run_matches(head)):
             self.new_message(head.pop(0))
         return head
 
