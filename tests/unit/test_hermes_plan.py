@@ -388,6 +388,21 @@ def test_a_later_copy_of_a_summary_that_never_committed_is_not_a_message() -> No
     assert result.repaired
 
 
+def test_a_later_copy_of_a_summary_read_as_a_failed_commit_with_no_copies_is_in_doubt() -> None:
+    hermes = HermesHistory()
+    hermes.turns(2, "turn")
+    lone = hermes.compact(head=0, tail=0, text="alone")  # committed, but it looks like 0.18.0's
+    hermes.turns(2, "more")
+    hermes.compact(head=1, tail=1, text="later")  # its head: a copy of the lone summary
+    result = plan(hermes)
+    assert (result.lone_summaries, result.stray_copies) == ([lone], [lone + 3])
+    assert result.doubts == [
+        f"rows {lone + 3} are copies a later compaction carried of summary rows {lone}, read as "
+        "failed commits that left only their summary: they may have committed (keeping "
+        "neither head nor tail), and the context after them differ from Hermes'"
+    ]
+
+
 def test_a_message_repeating_the_first_one_right_before_a_commit_stays_a_message() -> None:
     hermes = HermesHistory()
     rows = hermes.turns(6, "turn")

@@ -87,6 +87,18 @@ def test_every_planned_rewind_takes_out_the_tail_of_the_context_at_that_point(
         ("undo", 3, 0, False),
     ]
 )
+# A commit keeping neither head nor tail (row 3) reads as a failed commit that left only its
+# summary; a later commit carries a copy of it (row 7): in doubt.
+@example(
+    [
+        ("tool", 0, 0, False),
+        ("compact", 0, 0, True),
+        ("turns", 1, 0, False),
+        ("tool", 0, 0, False),
+        ("compact", 2, 1, True),
+        ("undo", 3, 0, False),
+    ]
+)
 def test_a_message_an_undo_took_out_of_the_live_rows_is_out_of_the_context_or_in_doubt(
     history: list[Operation],
 ) -> None:

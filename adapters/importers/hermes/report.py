@@ -89,10 +89,27 @@ def summarise(result: SessionPlan, session: HermesSession) -> None:
             f"a later compaction: told {verdict} by their rows' write times (a committed burst "
             "is stamped 1 µs apart in one transaction, a failed commit's flush row by row)"
         )
+    _carried_lone_summaries(result, session)
     notes.extend(result.doubts)
     meta = session.metadata.get("session_meta", [])
     if meta:
         notes.append(f"{len(meta)} session_meta rows kept as session metadata")
+
+
+def _carried_lone_summaries(result: SessionPlan, session: HermesSession) -> None:
+    """A doubt when a later compaction carried a copy of a summary read as a failed commit
+    that left only its summary: nothing tells that from a commit keeping neither head nor
+    tail, and the copy is of a summary the context planned here does not hold."""
+    lone = {row.identity: row.row_id for row in session.rows if row.row_id in result.lone_summaries}
+    copies = [row for row in session.rows if row.row_id in result.stray_copies]
+    carried = [row for row in copies if row.identity in lone]
+    if carried:
+        result.doubts.append(
+            f"rows {row_ranges(row.row_id for row in carried)} are copies a later compaction "
+            f"carried of summary rows {row_ranges(lone[row.identity] for row in carried)}, read "
+            "as failed commits that left only their summary: they may have committed (keeping "
+            "neither head nor tail), and the context after them differ from Hermes'"
+        )
 
 
 def _carried(part: str, copies: list[tuple[HermesRow, str]], first_row: Mapping[str, int]) -> str:
