@@ -154,7 +154,7 @@ def test_an_undo_hiding_a_failed_commit_s_copy_leaves_its_live_original_in_the_c
     )
 
 
-def test_a_message_whose_failed_commit_copy_an_undo_hid_leaves_with_the_commit_after() -> None:
+def test_a_failed_commit_s_copy_an_undo_hid_leaves_its_message_to_the_next_commit() -> None:
     hermes = write([("tool", 0, 0, False), ("compact", 0, 1, False), ("undo", 1, 0, False)])
     assert hermes.undone == set()  # the undo hid copy 4; row 2 stays live: Hermes keeps it
     hermes.turns(2, "turn")  # rows 5-6
@@ -164,9 +164,7 @@ def test_a_message_whose_failed_commit_copy_an_undo_hid_leaves_with_the_commit_a
     assert replayed(plan) == ["hermes-s1-7:summary", "hermes-s1-6"]  # row 2's, superseded
 
 
-def test_a_message_whose_failed_commit_copy_an_undo_hid_stays_if_the_store_refuses_the_commit() -> (
-    None
-):
+def test_a_failed_commit_s_undone_copy_s_message_stays_if_the_store_refuses_the_next() -> None:
     tool = ("tool", 0, 0, False)
     hermes = write([tool, ("compact", 0, 1, False), ("undo", 1, 0, False), tool])
     hermes.compact(head=0, tail=1, text="later")  # its tail: row 6's output, without its call
