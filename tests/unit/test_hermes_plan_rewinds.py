@@ -111,6 +111,18 @@ def test_every_planned_rewind_takes_out_the_tail_of_the_context_at_that_point(
         ("undo", 2, 0, False),
     ]
 )
+# An undo hid a failed commit's summary and tail (rows 6-8) but left its head copy (row 5) live:
+# Hermes' live rows end with a second row 1, which later compactions carry: in doubt.
+@example(
+    [
+        ("turns", 4, 0, False),
+        ("compact", 1, 2, False),
+        ("undo", 3, 0, False),
+        ("compact", 0, 1, False),
+        ("compact", 0, 1, True),
+        ("undo", 2, 0, False),
+    ]
+)
 def test_a_message_an_undo_took_out_of_the_live_rows_is_out_of_the_context_or_the_plan_says_why(
     history: list[Operation],
 ) -> None:
@@ -187,6 +199,20 @@ def test_an_undo_reaching_back_past_a_commit_s_summary_leaves_its_live_head_copi
     assert compact.superseded == planned([rows[2]])  # the head is rows 1-2, copied, not new
     assert replayed(plan) == planned(rows[:2])  # what the live head copies hold
     assert plan.doubts == []
+
+
+def test_an_undo_hiding_a_failed_commit_s_summary_but_not_its_head_copies_is_in_doubt() -> None:
+    hermes = HermesHistory()
+    rows = hermes.turns(4, "turn")
+    summary = hermes.compact(head=1, tail=2, text="attempt", commit=False)  # copy 5, summary 6
+    hermes.rewind(3)  # the summary and its tail copies; head copy 5 stays live
+    plan = plan_session(hermes.session())
+    assert replayed(plan) == planned(rows)  # row 1's message once, though two live rows hold it
+    assert plan.doubts == [
+        f"an undo hid the summary (row {summary}) of a failed commit but left its head copies "
+        f"(rows {summary - 1}) live: Hermes' live rows end with them, repeating messages the "
+        "context holds once; kept once"
+    ]
 
 
 def test_an_undo_of_every_row_after_a_failed_commit_leaves_an_empty_context() -> None:

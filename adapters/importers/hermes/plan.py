@@ -50,7 +50,7 @@ from .blocks import Block, Tail, match_tail, same_burst
 from .evidence import Verdict, judge
 from .pairing import Pairing
 from .reader import HermesSession
-from .report import describe_failure, describe_lone_failure, summarise
+from .report import describe_failure, describe_lone_failure, describe_stranded_head, summarise
 from .rows import HermesRow
 from .steps import Append, Compact, Fail, Rewind, SessionPlan, message_id, row_ranges
 
@@ -306,6 +306,7 @@ class _Planner:
         )
         self.failed(summary, snapshot, error, [*block.head_ids, content, *block.tail.ids])
         self.result.copies_dropped += [r.row_id for r in block.copies if r is not summary.original]
+        self.result.doubts += describe_stranded_head(block)
 
     def failed(
         self,

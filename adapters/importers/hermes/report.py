@@ -53,6 +53,19 @@ def describe_lone_failure(summary: HermesRow, last_error: str | None) -> str:
     return error
 
 
+def describe_stranded_head(block: Block) -> list[str]:
+    """The doubt when an undo hid a failed commit's summary but left its head copies live:
+    Hermes' live rows then end with them, repeating messages the context holds once."""
+    live = [row.row_id for row in block.head if not row.hidden]
+    if not block.summary.hidden or not live:
+        return []
+    return [
+        f"an undo hid the summary (row {block.summary.row_id}) of a failed commit but left its "
+        f"head copies (rows {row_ranges(live)}) live: Hermes' live rows end with them, "
+        "repeating messages the context holds once; kept once"
+    ]
+
+
 def summarise(result: SessionPlan, session: HermesSession) -> None:
     """The session's notes: what was repaired, kept, and could not be told."""
     notes = result.notes
