@@ -21,6 +21,7 @@ from . import read, transfer
 from .demo import run_demo
 from .follow import follow
 from .forget import forget
+from .inert import inert
 from .migrate import migrate_command
 from .projections import projections
 from .rewind import rewind
@@ -53,11 +54,11 @@ class TranscriptsGroup(click.Group):
 
 def one_line(text: str) -> click.ClickException:
     """An error of one line, whatever line breaks its text holds (a file name, a driver's
-    multi-line message)."""
+    multi-line message), inert (its ids and stored text may hold control characters)."""
     lines = text.splitlines()
     if len(lines) > 1:
         text = " ".join(line.strip() for line in lines if line.strip())
-    return click.ClickException(text)
+    return click.ClickException(inert(text))
 
 
 def os_error_text(error: OSError) -> str:
@@ -142,4 +143,4 @@ def main() -> None:
     try:
         cli()
     except TranscriptError as error:  # raised outside a command (none should be)
-        raise SystemExit(f"Error: {error}") from None
+        raise SystemExit(f"Error: {inert(str(error))}") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from rich.console import Console
+from rich.text import Text
 
 from ... import TranscriptStore
 from .render import active_table, audit_table, history_table
@@ -36,7 +37,9 @@ def run_demo(store: TranscriptStore, console: Console) -> str:
     session_id = datetime.now(UTC).strftime("demo-%Y%m%d-%H%M%S-%f")
     store.start(session_id, source="demo", model="example-model")
     live = store.append(session_id, CONVERSATION)
-    console.print(f"Session [bold]{session_id}[/]: {len(live)} messages stored.")
+    console.print(
+        Text.assemble("Session ", (session_id, "bold"), f": {len(live)} messages stored.")
+    )
 
     def summarizer_down(messages: list[dict]) -> list[dict]:
         raise RuntimeError("database is locked")

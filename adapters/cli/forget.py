@@ -9,6 +9,7 @@ import click
 
 from ... import Erasure, StorageError, TranscriptStore
 from ..exporters.timeline import when
+from .inert import echo
 from .render import to_json
 from .render_read import plural
 from .support import json_option, with_store
@@ -40,7 +41,7 @@ def forget(store: TranscriptStore, session_id: str, yes: bool, as_json: bool) ->
     if as_json:
         click.echo(to_json(asdict(erasure)))
     else:
-        click.echo(_report(erasure))
+        echo(_report(erasure))
 
 
 def _summary(store: TranscriptStore, session_id: str) -> dict[str, Any] | None:

@@ -18,6 +18,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
+from .inert import inert
 from .table_rows import Row
 
 Line = list[Segment]
@@ -36,6 +37,7 @@ class Grid:
         return sum(self.widths) + 3 * len(self.widths) + 1
 
     def title(self, text: str, style: str = "italic") -> Line:
+        text = inert(text)
         return [
             Segment(" " * max((self.width - cell_len(text)) // 2, 0) + text, Style.parse(style))
         ]
@@ -64,7 +66,7 @@ class Grid:
     def _lines(self, cells: Sequence[str], bar: str, style: Style | None) -> Iterator[Line]:
         last = len(self.widths) - 1
         wrapped = [
-            self._wrap(cell, width, cut=index == last)
+            self._wrap(inert(cell, lines=True), width, cut=index == last)
             for index, (cell, width) in enumerate(zip(cells, self.widths, strict=True))
         ]
         for number in range(max(len(lines) for lines in wrapped)):

@@ -8,6 +8,7 @@ import click
 
 from ...config import CIPHER_KEY_VARIABLE
 from ..migration import migrate
+from .inert import echo
 from .render import progress_bar
 from .support import CONTEXT_SETTINGS
 
@@ -69,14 +70,14 @@ def migrate_command(
         f"from {migration.source} to {migration.target}."
     )
     for mismatch in migration.mismatches:
-        click.echo(mismatch)
+        echo(mismatch)
     report = migration.report
     assert report is not None
     if report.ok:
         click.echo(f"Rebuilt and verified the views of {report.sessions} sessions.")
     else:
         for problem in report.problems:
-            click.echo(str(problem))
+            echo(str(problem))
         click.echo(f"{len(report.problems)} problems in the target's views.")
     if not migration.ok:
         raise SystemExit(1)

@@ -7,6 +7,7 @@ from dataclasses import asdict
 import click
 
 from ... import TranscriptStore
+from .inert import echo
 from .render import progress_bar, status_table, to_json
 from .support import CONTEXT_SETTINGS, console, json_option, with_store
 
@@ -81,7 +82,7 @@ def projections_verify(store: TranscriptStore, as_json: bool) -> None:
         click.echo(f"OK: the views of {report.sessions} sessions match the log.")
     else:
         for problem in report.problems:
-            click.echo(str(problem))
+            echo(str(problem))
         click.echo(
             f"{len(report.problems)} problems; `transcripts projections rebuild` repairs the views."
         )

@@ -11,6 +11,7 @@ import click
 
 from ... import MessageNotFoundError, TranscriptError, TranscriptStore
 from ..exporters.timeline import tokens_saved
+from .inert import echo
 from .render import status_table, to_json
 from .render_read import (
     audit_summary,
@@ -176,7 +177,7 @@ def explain(store: TranscriptStore, session_id: str, message_id: str, as_json: b
         click.echo(to_json(explained))
     else:
         for line in explanation_lines(explained):
-            click.echo(line)
+            echo(line)
 
 
 def _unique_id(store: TranscriptStore, session_id: str, start: str) -> str:

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..importers.codex import SessionReport
+from .inert import inert
 from .render import short_id
 from .render_read import plural
 
@@ -31,7 +32,7 @@ def codex_report_table(reports: Sequence[SessionReport], *, dry_run: bool) -> Ta
         if report.compactions_failed:
             compactions += f" +{report.compactions_failed} failed"
         table.add_row(
-            Text(report.session_id or report.path),
+            Text(inert(report.session_id or report.path)),
             report.status,
             str(report.messages),
             str(report.active),
@@ -46,7 +47,7 @@ def codex_notes(reports: Sequence[SessionReport]) -> Iterator[Text]:
     for report in reports:
         about = short_id(report.session_id) if report.session_id else report.path
         for note in report.notes:
-            yield Text(f"{about}: {note}", style=_STYLES.get(report.status))
+            yield Text(inert(f"{about}: {note}"), style=_STYLES.get(report.status))
 
 
 def codex_summary(reports: Sequence[SessionReport], *, dry_run: bool) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ... import TranscriptStore
+from .inert import echo
 from .render import to_json
 from .render_read import context_table, plural
 from .support import console, json_option, with_store
@@ -43,7 +44,7 @@ def rewind(
     if as_json:
         click.echo(to_json(rewound))
     elif not rewound:
-        click.echo(f"Nothing to rewind in {session_id}.")
+        echo(f"Nothing to rewind in {session_id}.")
     else:
         title = f"Rewound from {session_id} ({plural(len(rewound), 'message')})"
         console().print(context_table(rewound, title))

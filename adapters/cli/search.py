@@ -6,6 +6,7 @@ import click
 from rich.text import Text
 
 from ... import TranscriptStore
+from .inert import inert
 from .render import make_table, short_id, to_json
 from .support import console, json_option, with_store
 
@@ -58,5 +59,5 @@ def highlighted(snippet: str) -> Text:
     """The snippet with its «matches» in bold."""
     text = Text()
     for index, part in enumerate(snippet.replace("»", "«").split("«")):
-        text.append(part, style="bold" if index % 2 else None)
+        text.append(inert(part), style="bold" if index % 2 else None)
     return text

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import click
-from rich.console import Console
 
 from ... import TranscriptStore
+from .inert import InertConsole
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -43,9 +43,10 @@ def with_store(command: F) -> F:
     return run  # type: ignore[return-value]
 
 
-def console() -> Console:
-    """A console on the current stdout (click's test runner swaps it)."""
-    return Console(highlight=False)
+def console() -> InertConsole:
+    """A console on the current stdout (click's test runner swaps it) that prints stored
+    text inert (`inert`): never markup, never control characters."""
+    return InertConsole(highlight=False)
 
 
 def parse_since(

@@ -5,8 +5,6 @@ size over the versions as a bar chart, the marks under it (✂ committed, ✗ fa
 
 from __future__ import annotations
 
-import unicodedata
-
 import click
 from rich.text import Text
 
@@ -19,6 +17,7 @@ from ..web.context_timeline import (
     Mark,
     read_timeline,
 )
+from .inert import inert
 from .support import console, with_store
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -55,13 +54,13 @@ def timeline(store: TranscriptStore, session_id: str, height: int) -> None:
 
 def timeline_lines(story: ContextTimeline, width: int, height: int) -> list[Text]:
     """The chart (`height` rows over `width` columns), its marks and axis, then the marks'
-    lines. Every text from the store is made safe for a terminal (`terminal_text`)."""
+    lines. Every text from the store is made safe for a terminal (`inert`)."""
     columns = min(width, story.head)
     spans = [_span(story.head, columns, column) for column in range(columns)]
     sizes = [max(_sizes(story, low, high)) for low, high in spans]
     top = max(story.largest, 1)
     lines = [
-        Text(f"Context of {terminal_text(story.session_id)}: ", style="bold")
+        Text(f"Context of {inert(story.session_id)}: ", style="bold")
         + Text(
             f"{story.size:,} messages at version {story.head:,} (at most {story.largest:,}); "
             f"{_counts(story)}"
@@ -91,16 +90,7 @@ def mark_line(mark: Mark) -> Text:
         Text(f"{mark.symbol} v{mark.version:<8,}", style=style)
         + Text(f"{mark.type:<20}", style=style)
         + Text(f"{mark.before:>6,} → {mark.after:<6,} ")
-        + Text(terminal_text(mark.summary))
-    )
-
-
-def terminal_text(text: str) -> str:
-    """Text from the store, safe to print: control and format characters (escape sequences,
-    carriage returns, bidirectional overrides) are shown as escapes, never sent as they
-    are."""
-    return "".join(
-        ch if unicodedata.category(ch) not in {"Cc", "Cf"} else ascii(ch)[1:-1] for ch in text
+        + Text(inert(mark.summary))
     )
 
 

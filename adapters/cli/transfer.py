@@ -17,6 +17,7 @@ from ..importers.claude_code import import_claude_code
 from ..importers.codex import import_codex
 from ..importers.hermes import import_hermes
 from ..importers.jsonl import JsonlSession, import_session, read_jsonl
+from .inert import echo
 from .render import progress_bar, to_json
 from .render_claude_code import claude_code_notes, claude_code_report_table, claude_code_summary
 from .render_codex import codex_notes, codex_report_table, codex_summary
@@ -163,7 +164,7 @@ def import_jsonl(store: TranscriptStore, paths: tuple[Path, ...], keep_going: bo
             if not keep_going:
                 raise
             failures += 1
-            click.echo(f"Error: {error}", err=True)
+            echo(f"Error: {error}", err=True)
     new = 0
     imported: set[str] = set()
     for session in read:
@@ -174,12 +175,12 @@ def import_jsonl(store: TranscriptStore, paths: tuple[Path, ...], keep_going: bo
             if not keep_going:
                 raise TranscriptError(message) from None
             failures += 1
-            click.echo(f"Error: {message}", err=True)
+            echo(f"Error: {message}", err=True)
             continue
         new += report.new
         imported.add(report.session_id)
         stored = "already stored" if report.messages and not report.new else f"{report.new} new"
-        click.echo(
+        echo(
             f"{report.path}: session {report.session_id}: {plural(report.messages, 'message')}, "
             f"{stored}" + (" (new session)" if report.started else "")
         )

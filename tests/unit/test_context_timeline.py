@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from transcripts.adapters.cli.timeline import terminal_text, timeline_lines
+from transcripts.adapters.cli.inert import inert as terminal_text
+from transcripts.adapters.cli.timeline import timeline_lines
 from transcripts.adapters.web.chart import Chart
 from transcripts.adapters.web.context_timeline import ContextTimeline, Restore, Rewind
 from transcripts.adapters.web.messages import MessageView, paired
