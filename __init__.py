@@ -22,6 +22,7 @@ from .domain.errors import (
     SessionErasedError,
     SessionNotFoundError,
     StorageError,
+    StoreNotFoundError,
     TranscriptError,
     VersionConflictError,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "SetState",
     "StorageError",
     "StoreConfig",
+    "StoreNotFoundError",
     "StoredLog",
     "TranscriptError",
     "TranscriptStore",

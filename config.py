@@ -1,8 +1,8 @@
 """Settings: where the store is by default, and what the environment or the caller sets.
 
 - `TRANSCRIPTS_URL`: the store URL when none is given (else `default_path()`, a SQLite file
-  under the user's data directory). Which URLs work is up to the storage backends (see
-  `application.storage`).
+  under the user's data directory). A bare file path is a SQLite file (`as_url`). Which URLs
+  work is up to the storage backends (see `application.storage`).
 - `TRANSCRIPTS_LOCK_TIMEOUT` (seconds, default 30, at most a day): how long a call waits
   for the database lock, or retries a dropped connection, before it fails with StorageError.
 - `TRANSCRIPTS_DURABILITY` (`full`, the default, or `normal`): whether an acknowledged write
@@ -46,6 +46,14 @@ def default_path() -> Path:
 
 def default_url() -> str:
     return os.environ.get(URL_VARIABLE) or f"sqlite:///{default_path()}"
+
+
+def as_url(url: str) -> str:
+    """A store URL; a bare file path (`store.db`, `./x.db`, `/abs/x.db`, `~/x.db`: no
+    `scheme://`) is a SQLite file, `~` expanded."""
+    if "://" in url:
+        return url
+    return f"sqlite:///{Path(url).expanduser()}"
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from uuid import UUID
 
 from eventsourcing.persistence import StoredEvent
 
-from ..config import Settings, default_url
+from ..config import Settings, as_url, default_url
 from ..domain.errors import StorageError
 from ..domain.id_index import IndexChanges, IndexEntry, IndexState
 
@@ -129,7 +129,7 @@ class StoreConfig:
         )
         if url is not None and not isinstance(url, str):
             raise StorageError(f"a store URL is a string: {url!r}")
-        url = url or default_url()
+        url = as_url(url or default_url())
         backend = backend_for(url)
         location = backend.locate(url)
         return cls(location.url, location, backend, settings)
@@ -180,7 +180,9 @@ class Backend(ABC):
 
     @abstractmethod
     def check_store(self, config: StoreConfig) -> None:
-        """Check, reading only, that a store is there; StorageError if not."""
+        """Check, reading only, that a store is there: StoreNotFoundError if there is none
+        (nothing to open: a missing file, a database without the store's log),
+        NotAStoreError if something else is there, StorageError if it cannot be read."""
 
     @abstractmethod
     def open_views(self, log: Application[UUID], projector: type[Projector]) -> TranscriptViews:

@@ -78,9 +78,14 @@ class TranscriptStore(PagedReads, ViewMaintenance):
         cipher_key: str | None = None,
         durability: str | None = None,
         projector: type[Projector] = Projector,
+        create: bool = True,
     ) -> TranscriptStore:
-        """Open a store: `memory://`, `sqlite:///file.db`, `postgresql://…`, or the default
-        file when None.
+        """Open a store: `memory://`, `sqlite:///file.db` (or a bare file path),
+        `postgresql://…`, or the default file when None.
+
+        `create=False` opens only a store that is there: else `StoreNotFoundError`, and
+        nothing is created or written (no file, no folder, no table). With `create=True`
+        (the default) a missing store is created.
 
         `cipher_key` (else `$TRANSCRIPTS_CIPHER_KEY`) encrypts the store at rest; a store
         created with a key opens only with that key. `durability` (else
@@ -92,6 +97,8 @@ class TranscriptStore(PagedReads, ViewMaintenance):
         config = StoreConfig.from_url(
             url, lock_timeout=lock_timeout, cipher_key=cipher_key, durability=durability
         )
+        if not create:
+            config.backend.check_store(config)
         return cls(config, projector=projector)
 
     def close(self) -> None:

@@ -64,6 +64,17 @@ class NotAStoreError(StorageError):
     """The URL names no store, or a database or file that is not a transcript store."""
 
 
+class StoreNotFoundError(NotAStoreError):
+    """No store is there to open, and the caller did not ask to create one
+    (`TranscriptStore.open(url, create=False)`): a SQLite file that does not exist or has no
+    log, a PostgreSQL database without the store's tables."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"no store at {url}: {reason}")
+        self.url = url
+        self.reason = reason
+
+
 class EncryptionKeyError(StorageError):
     """The cipher key is missing, malformed, or not the key the store was created with."""
 

@@ -27,7 +27,7 @@ from .projections import projections
 from .rewind import rewind
 from .search import search
 from .serve import serve
-from .support import CONTEXT_SETTINGS, StoreOpener, console, with_store
+from .support import CONTEXT_SETTINGS, StoreOpener, console, creating_store
 from .timeline import timeline
 
 
@@ -94,7 +94,7 @@ def cli(context: click.Context, url: str | None, durability: str | None) -> None
 
 
 @cli.command()
-@with_store
+@creating_store
 def demo(store: TranscriptStore) -> None:
     """Run a short agent session with a failed and a committed compaction, then print it.
 

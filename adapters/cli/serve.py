@@ -3,11 +3,8 @@ Jinja2)."""
 
 from __future__ import annotations
 
-import inspect
-
 import click
 
-from ... import TranscriptStore
 from .support import StoreOpener
 
 WEB_EXTRA = "install the web extra: pip install 'transcript-store[web]'"
@@ -49,7 +46,7 @@ def serve(opener: StoreOpener, url: str | None, host: str, port: int, open_brows
     except ImportError as error:
         raise click.ClickException(f"serve needs {error.name}: {WEB_EXTRA}") from None
     store_url = url or opener.url
-    with open_existing(store_url, opener.durability) as store:
+    with StoreOpener(store_url, opener.durability).open() as store:
         sock = web.listening_socket(host, port)
         if not web.is_loopback(host):
             click.echo(
@@ -62,10 +59,3 @@ def serve(opener: StoreOpener, url: str | None, host: str, port: int, open_brows
             click.echo(f"Serving {store.config.url} (read-only) at {address} — Ctrl-C to stop.")
 
         web.serve(store, sock, open_browser=open_browser, on_ready=ready)
-
-
-def open_existing(url: str | None, durability: str | None) -> TranscriptStore:
-    """The store at `url`, never created (`create=False` where the library takes it)."""
-    if "create" in inspect.signature(TranscriptStore.open).parameters:
-        return TranscriptStore.open(url, durability=durability, create=False)
-    return TranscriptStore.open(url, durability=durability)

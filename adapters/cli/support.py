@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ... import TranscriptStore
+from ... import StoreNotFoundError, TranscriptStore
 from .inert import InertConsole
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -19,25 +19,48 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")
 
 
+CREATING = (
+    "`transcripts import …` or `transcripts demo` create one, "
+    "`transcripts migrate --to URL` copies one"
+)
+
+
 class StoreOpener:
-    """Opens the store named by `--db` (else $TRANSCRIPTS_URL, else the default file), with
-    `--durability` (else $TRANSCRIPTS_DURABILITY)."""
+    """Opens the store named by `--db` (else $TRANSCRIPTS_URL, else the default file; a bare
+    file path is a SQLite file), with `--durability` (else $TRANSCRIPTS_DURABILITY).
+
+    Only the commands marked `creating_store` create a missing store; the others say there
+    is none, and write nothing anywhere."""
 
     def __init__(self, url: str | None, durability: str | None = None) -> None:
         self.url = url
         self.durability = durability
 
-    def open(self) -> TranscriptStore:
-        return TranscriptStore.open(self.url, durability=self.durability)
+    def open(self, *, create: bool = False) -> TranscriptStore:
+        try:
+            return TranscriptStore.open(self.url, durability=self.durability, create=create)
+        except StoreNotFoundError as error:
+            raise StoreNotFoundError(
+                error.url, f"{error.reason}; nothing was created ({CREATING})"
+            ) from None
 
 
 def with_store(command: F) -> F:
-    """Open the store before the command runs (passed as its first argument), close it after."""
+    """Open the existing store before the command runs (passed as its first argument), close
+    it after; a missing store is an error (`StoreOpener`)."""
+    return _opening(command, create=False)
 
+
+def creating_store(command: F) -> F:
+    """`with_store` for the commands that may create the store: demo, import."""
+    return _opening(command, create=True)
+
+
+def _opening(command: F, *, create: bool) -> F:
     @click.pass_obj
     @functools.wraps(command)
     def run(opener: StoreOpener, *args: Any, **kwargs: Any) -> Any:
-        with opener.open() as store:
+        with opener.open(create=create) as store:
             return command(store, *args, **kwargs)
 
     return run  # type: ignore[return-value]

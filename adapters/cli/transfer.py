@@ -23,7 +23,7 @@ from .render_claude_code import claude_code_notes, claude_code_report_table, cla
 from .render_codex import codex_notes, codex_report_table, codex_summary
 from .render_read import hermes_report_table, hermes_summary, plural
 from .serve import WEB_EXTRA
-from .support import CONTEXT_SETTINGS, console, json_option, with_store
+from .support import CONTEXT_SETTINGS, console, creating_store, json_option, with_store
 
 
 @click.group("import", context_settings=CONTEXT_SETTINGS)
@@ -42,7 +42,7 @@ def import_() -> None:
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--dry-run", is_flag=True, help="Print the report without writing anything.")
 @json_option
-@with_store
+@creating_store
 def import_hermes_command(store: TranscriptStore, path: Path, dry_run: bool, as_json: bool) -> None:
     """Import a Hermes agent session store (state.db), repairing failed-commit corruption.
 
@@ -70,7 +70,7 @@ def import_hermes_command(store: TranscriptStore, path: Path, dry_run: bool, as_
 @click.argument("paths", metavar="[PATH]...", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--dry-run", is_flag=True, help="Print the report without writing anything.")
 @json_option
-@with_store
+@creating_store
 def import_codex_command(
     store: TranscriptStore, paths: tuple[Path, ...], dry_run: bool, as_json: bool
 ) -> None:
@@ -143,7 +143,7 @@ def import_claude_code_command(
     is_flag=True,
     help="Import the good files even if others fail (exit 1 at the end if any failed).",
 )
-@with_store
+@creating_store
 def import_jsonl(store: TranscriptStore, paths: tuple[Path, ...], keep_going: bool) -> None:
     """Import OpenAI-style chat messages, one JSON object per line.
 

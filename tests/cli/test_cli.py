@@ -123,7 +123,8 @@ def test_sessions_since_a_bad_date_is_a_usage_error(run: Run, populated: str) ->
     assert "'last tuesday' is not a date (2026-03-01)" in result.stderr
 
 
-def test_sessions_on_an_empty_store_says_there_are_none(run: Run) -> None:
+def test_sessions_on_an_empty_store_says_there_are_none(run: Run, db: str) -> None:
+    TranscriptStore.open(db).close()
     assert run("sessions").stdout == "No sessions.\n"
     assert run("sessions", "--json").stdout == "[]\n"
 

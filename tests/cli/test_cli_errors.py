@@ -78,6 +78,10 @@ def test_a_sqlite_database_of_another_program_is_refused_and_left_untouched(
 
 def test_a_db_path_that_is_a_directory_is_one_line(run: Run, tmp_path: Path) -> None:
     line = error_line(run("sessions", url=f"sqlite:///{tmp_path}"))
+    assert line == f"Error: {tmp_path} is not a transcript store: it is a directory"
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text('{"role": "user", "content": "hi"}\n')
+    line = error_line(run("import", "jsonl", str(chat), url=f"sqlite:///{tmp_path}"))
     assert line.startswith("Error: cannot create ")
 
 

@@ -37,6 +37,27 @@ def tables(url: str) -> set[str]:
     return {name for (name,) in rows}
 
 
+CATALOG = r"""
+    SELECT 'class', c.relname, c.relkind::text FROM pg_class c
+      JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname NOT LIKE 'pg\_%%'
+        AND n.nspname <> 'information_schema'
+    UNION ALL SELECT 'proc', p.proname, '' FROM pg_proc p
+      JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname NOT LIKE 'pg\_%%'
+        AND n.nspname <> 'information_schema'
+    UNION ALL SELECT 'type', t.typname, '' FROM pg_type t
+      JOIN pg_namespace n ON n.oid = t.typnamespace WHERE n.nspname NOT LIKE 'pg\_%%'
+        AND n.nspname <> 'information_schema'
+    UNION ALL SELECT 'namespace', nspname, '' FROM pg_namespace
+    ORDER BY 1, 2, 3
+"""
+
+
+def catalog(url: str) -> list[tuple[str, str, str]]:
+    """What the database defines: relations, functions, types, schemas (to check that
+    nothing was installed)."""
+    return [tuple(row) for row in sql(url, CATALOG)]  # type: ignore[misc]
+
+
 def with_database(url: str, dbname: str) -> str:
     """The same server and credentials, another database."""
     return url.rsplit("/", 1)[0] + "/" + dbname

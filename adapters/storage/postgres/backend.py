@@ -30,7 +30,7 @@ from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastor
 from eventsourcing.utils import get_topic
 
 from ....application.storage import Backend, Failure, StoreConfig
-from ....domain.errors import NotAStoreError, StorageError
+from ....domain.errors import StorageError, StoreNotFoundError
 from ....domain.id_index import IndexEntry
 from ....projections.projector import Projector
 from ..environment import shared_env
@@ -127,7 +127,7 @@ class PostgresBackend(Backend):
         except psycopg.Error as error:
             raise StorageError(f"cannot read {place.url}: {connection_failure(error)}") from None
         if not (row and row[0]):
-            raise NotAStoreError(f"{place.url} is not a transcript store: it has no log")
+            raise StoreNotFoundError(place.url, "the database has no transcript store's log")
 
     def open_views(self, log: Application[UUID], projector: type[Projector]) -> SQLTranscriptViews:
         recorder = log.recorder

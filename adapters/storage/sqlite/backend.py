@@ -116,7 +116,7 @@ class SQLiteBackend(Backend):
     def check_store(self, config: StoreConfig) -> None:
         path = self._location(config).path
         if path is not None:
-            files.check_store(path)
+            files.check_store(path, config.url)
 
     def open_views(self, log: Application[UUID], projector: type[Projector]) -> SQLTranscriptViews:
         recorder = log.recorder

@@ -14,7 +14,7 @@ from contextlib import closing
 from pathlib import Path
 
 from ....application import retry
-from ....domain.errors import NotAStoreError, StorageError
+from ....domain.errors import NotAStoreError, StorageError, StoreNotFoundError
 
 LOCK_SUFFIX = "-lock"
 EVENTS_TABLE = "stored_events"  # the event log: a SQLite file without it is not a store
@@ -35,19 +35,22 @@ def lock_file(database: Path) -> Path:
     return database.with_name(database.name + LOCK_SUFFIX)
 
 
-def check_store(path: Path) -> None:
-    """Raise NotAStoreError unless `path` is a store file (reading only)."""
+def check_store(path: Path, url: str) -> None:
+    """Raise NotAStoreError unless `path` (of the store `url`) is a store file, reading only:
+    StoreNotFoundError if there is no file, or an empty database."""
+    if path.is_dir():
+        raise NotAStoreError(f"{path} is not a transcript store: it is a directory")
     if not path.is_file():
-        raise NotAStoreError(f"no store at {path}")
+        raise StoreNotFoundError(url, f"{path} does not exist")
     try:
         with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
-            found = db.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (EVENTS_TABLE,)
-            ).fetchone()
+            tables = _tables(db)
     except sqlite3.Error as error:
         raise NotAStoreError(f"{path} is not a transcript store: {error}") from None
-    if found is None:
-        raise NotAStoreError(f"{path} is not a transcript store: it has no log")
+    if tables and EVENTS_TABLE not in tables:
+        raise _foreign(path, tables)
+    if not tables:
+        raise StoreNotFoundError(url, f"{path} is an empty database")
 
 
 def _refuse_foreign_database(path: Path) -> None:
@@ -64,19 +67,25 @@ def _refuse_foreign_database(path: Path) -> None:
         return  # creating the store reports what is wrong with the path
     immutable = "" if Path(f"{path}-wal").exists() else "&immutable=1"
     try:
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{immutable}", uri=True)
-        try:
-            rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            tables = {name for (name,) in rows}
-        finally:
-            connection.close()
+        uri = f"{path.resolve().as_uri()}?mode=ro{immutable}"
+        with closing(sqlite3.connect(uri, uri=True)) as connection:
+            tables = _tables(connection)
     except sqlite3.Error:
         return  # not SQLite at all, or locked: opening it says so
     if tables and EVENTS_TABLE not in tables:
-        raise NotAStoreError(
-            f"{path} is not a transcript store: it is a SQLite database of another program "
-            f"(tables {', '.join(sorted(tables)[:3])}, …)"
-        )
+        raise _foreign(path, tables)
+
+
+def _tables(connection: sqlite3.Connection) -> set[str]:
+    rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    return {name for (name,) in rows}
+
+
+def _foreign(path: Path, tables: set[str]) -> NotAStoreError:
+    return NotAStoreError(
+        f"{path} is not a transcript store: it is a SQLite database of another program "
+        f"(tables {', '.join(sorted(tables)[:3])}, …)"
+    )
 
 
 def _create_private(path: Path) -> None:
