@@ -13,6 +13,7 @@ from .application.storage import StoreConfig
 from .application.store import TranscriptStore
 from .application.stored_log import LogRecord, StoredLog
 from .domain.errors import (
+    CompactionNotFoundError,
     EncryptionKeyError,
     InvalidMessageError,
     InvalidSearchError,
@@ -35,6 +36,7 @@ __all__ = [
     "Append",
     "Compact",
     "CompactionAttempt",
+    "CompactionNotFoundError",
     "CompactionResult",
     "EncryptionKeyError",
     "Erasure",

@@ -14,8 +14,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from uuid import uuid4
 
+from ..domain.attempted import exception_record, proposed_messages
 from ..domain.compaction import (
     CONFLICT,
+    COUNT_TOKENS_ERROR,
     INVALID_REPLACEMENT,
     STORAGE_ERROR,
     SUMMARIZE_ERROR,
@@ -25,10 +27,12 @@ from ..domain.compaction import (
 from ..domain.errors import SessionErasedError, StorageError, TranscriptError
 from ..domain.messages import Message, safe_text
 from ..domain.transcript import Transcript
+from . import arguments
 from .event_log import TranscriptLog
 from .results import CompactionAttempt, CompactionResult
 
 Summarize = Callable[[list[Message]], Sequence[object]]
+CountTokens = Callable[[list[Message]], int]
 
 _FAILURE_CODE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 
@@ -80,13 +84,15 @@ class Compactions:
             version, context = self._log.write_in_context(attempt.session_id, commit)
         except CompactionRejected as rejected:
             return self._record_failure(
-                attempt, rejected.failure, rejected.error, reason, rejected.would_supersede, tokens
-            )
+                attempt, rejected.failure, rejected.error, reason, rejected.would_supersede,
+                tokens, proposed=proposed_messages(snapshot, replacement),
+            )  # fmt: skip
         except StorageError as error:
             superseded = would_supersede(snapshot, replacement)
             return self._record_failure(
-                attempt, STORAGE_ERROR, str(error), reason, superseded, tokens, may_have_landed=True
-            )
+                attempt, STORAGE_ERROR, str(error), reason, superseded, tokens,
+                proposed=proposed_messages(snapshot, replacement), may_have_landed=True,
+            )  # fmt: skip
         return CompactionResult(True, attempt.id, context.active(), version=version)
 
     def fail(
@@ -96,39 +102,68 @@ class Compactions:
         *,
         failure: str,
         reason: str,
-        replacement: Sequence[object] | None,
+        replacement: object | None,
+        tokens_before: int | None = None,
     ) -> CompactionResult:
+        """Record a failure: what was proposed (`replacement`, if any), the exception (if
+        `error` is one)."""
         self._check_attempt(attempt)
         if not failure or not set(failure) <= _FAILURE_CODE_CHARS:
             raise TranscriptError(f"a failure code is lower_snake_case: {failure!r}")
         text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         snapshot = [message["id"] for message in attempt.messages]
         superseded = snapshot if replacement is None else would_supersede(snapshot, replacement)
-        return self._record_failure(attempt, failure, text, reason, superseded)
+        return self._record_failure(
+            attempt, failure, text, reason, superseded, (tokens_before, None),
+            proposed=None if replacement is None else proposed_messages(snapshot, replacement),
+            exception=None if isinstance(error, str) else exception_record(error),
+        )  # fmt: skip
 
     def run(
-        self, attempt: CompactionAttempt, summarize: Summarize, *, reason: str
+        self,
+        attempt: CompactionAttempt,
+        summarize: Summarize,
+        *,
+        reason: str,
+        count_tokens: CountTokens | None = None,
     ) -> CompactionResult:
-        """Call `summarize` on the attempt's snapshot and commit what it returns. Never
-        raises: what does not commit is recorded as failed — or, the session erased since
-        the attempt began, answered unrecorded."""
+        """Call `summarize` on the attempt's snapshot and commit what it returns, with the
+        tokens `count_tokens` counts before and after (if given). Never raises: what does
+        not commit is recorded as failed — or, the session erased since the attempt began,
+        answered unrecorded."""
+        count = _Counter(count_tokens)
         try:
+            try:
+                before = count([dict(message) for message in attempt.messages])
+            except Exception as error:
+                return self.fail(
+                    attempt, error, failure=COUNT_TOKENS_ERROR, reason=reason, replacement=None
+                )
             try:
                 replacement = summarize([dict(message) for message in attempt.messages])
             except Exception as error:
                 return self.fail(
-                    attempt, error, failure=SUMMARIZE_ERROR, reason=reason, replacement=None
-                )
+                    attempt, error, failure=SUMMARIZE_ERROR, reason=reason, replacement=None,
+                    tokens_before=before,
+                )  # fmt: skip
+            try:
+                after = count(replacement)
+            except Exception as error:
+                return self.fail(
+                    attempt, error, failure=COUNT_TOKENS_ERROR, reason=reason,
+                    replacement=replacement, tokens_before=before,
+                )  # fmt: skip
             try:
                 return self.commit(
-                    attempt, replacement, reason=reason, tokens_before=None, tokens_after=None
+                    attempt, replacement, reason=reason, tokens_before=before, tokens_after=after
                 )
             except SessionErasedError:
                 raise
             except Exception as error:  # a replacement that cannot even be read
                 return self.fail(
-                    attempt, error, failure=INVALID_REPLACEMENT, reason=reason, replacement=None
-                )
+                    attempt, error, failure=INVALID_REPLACEMENT, reason=reason,
+                    replacement=replacement, tokens_before=before,
+                )  # fmt: skip
         except SessionErasedError as erased:
             return CompactionResult(False, attempt.id, [], CONFLICT, f"{erased}: nothing recorded")
 
@@ -141,6 +176,8 @@ class Compactions:
         would_supersede: Sequence[str],
         tokens: tuple[int | None, int | None] = (None, None),
         *,
+        proposed: list[dict[str, Any]] | None = None,
+        exception: dict[str, str] | None = None,
         may_have_landed: bool = False,
     ) -> CompactionResult:
         """Record a failure. `may_have_landed`: the commit failed for storage trouble, and
@@ -163,6 +200,8 @@ class Compactions:
                 would_supersede=would_supersede,
                 tokens_before=tokens[0],
                 tokens_after=tokens[1],
+                proposed=proposed,
+                exception=exception,
             )
             return False, transcript.version
 
@@ -197,6 +236,20 @@ class _Retried:
     def __call__(self) -> bool:
         self.tries += 1
         return self.tries > 1
+
+
+class _Counter:
+    """`count_tokens` called on messages (None without it), its answer checked."""
+
+    def __init__(self, count_tokens: CountTokens | None) -> None:
+        self._count = count_tokens
+
+    def __call__(self, messages: object) -> int | None:
+        if self._count is None or not arguments.is_list(messages):
+            return None  # a replacement that is not a list: the commit refuses it
+        counted = self._count(list(messages))  # type: ignore[call-overload]
+        _check_tokens(counted)
+        return counted
 
 
 def _check_tokens(*counts: object) -> None:

@@ -31,12 +31,12 @@ def explain(
     adding = views.attempt(row.added_by) if row.added_by else None
     superseding = views.attempt(row.superseded_by) if row.superseded_by else None
     position = views.active_position(session_id, message_id)
-    rewinding = _event(log, session_id, row.rewound_version, Transcript.Rewound)
-    restoring = _event(log, session_id, row.restored_version, Transcript.MessageAppended)
+    rewinding = event_at(log, session_id, row.rewound_version, Transcript.Rewound)
+    restoring = event_at(log, session_id, row.restored_version, Transcript.MessageAppended)
     return explanation(row, adding, superseding, position, rewinding, restoring)
 
 
-def _event(log: TranscriptLog, session_id: str, version: int | None, kind: type[E]) -> E | None:
+def event_at(log: TranscriptLog, session_id: str, version: int | None, kind: type[E]) -> E | None:
     """The session's event at `version` (None: none), which the views say is a `kind`."""
     if version is None:
         return None

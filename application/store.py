@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 
 from eventsourcing.persistence import PersistenceError
 
-from ..domain.compaction import SUMMARIZE_ERROR
 from ..domain.errors import (
     SessionErasedError,
     SessionNotFoundError,
@@ -30,14 +29,16 @@ from ..projections.fold import SessionFold
 from ..projections.projector import Projector
 from ..projections.views import SearchQuery, TranscriptViews
 from . import arguments
+from .audit import AuditReads
 from .changes import Change, Changes
-from .compaction import Compactions, Summarize
+from .compacting import CompactionCommands
+from .compaction import Compactions
 from .decoding import UNREADABLE, corrupt_session
 from .event_log import TranscriptLog
 from .explaining import explain
 from .maintenance import ViewMaintenance
 from .paging import PagedReads
-from .results import CompactionAttempt, CompactionResult, Erasure, event_entry, history_entry
+from .results import Erasure, event_entry, history_entry
 from .rewind import rewind_once
 from .storage import StoreConfig
 from .stored_log import StoredLog
@@ -45,7 +46,7 @@ from .stored_log import StoredLog
 T = TypeVar("T")
 
 
-class TranscriptStore(PagedReads, ViewMaintenance):
+class TranscriptStore(CompactionCommands, PagedReads, ViewMaintenance, AuditReads):
     """An append-only, event-sourced store of agent transcripts."""
 
     def __init__(self, config: StoreConfig, *, projector: type[Projector] = Projector) -> None:
@@ -200,71 +201,6 @@ class TranscriptStore(PagedReads, ViewMaintenance):
         arguments.text(reason, "reason")
         rewound, context = rewind_once(self._log, session_id, count=count, to=to, reason=reason)
         return context.taken(rewound)
-
-    def begin_compaction(self, session_id: str) -> CompactionAttempt:
-        """Take the active snapshot a compaction is computed against."""
-        session_id = arguments.session_id(session_id)
-        version, messages = self._read(lambda: self._views.snapshot(session_id))
-        return self._compactions.begin(session_id, version, messages)
-
-    def commit_compaction(
-        self,
-        attempt: CompactionAttempt,
-        replacement: Sequence[object],
-        *,
-        reason: str = "",
-        tokens_before: int | None = None,
-        tokens_after: int | None = None,
-        metadata: dict[str, Any] | None = None,
-    ) -> CompactionResult:
-        """Replace the attempt's snapshot with `replacement`, or record why it cannot.
-        `metadata`: a JSON object of the caller's about the compaction (shown in the audit)."""
-        arguments.text(reason, "reason")
-        arguments.optional_integer(tokens_before, "tokens_before")
-        arguments.optional_integer(tokens_after, "tokens_after")
-        metadata = arguments.optional_json_object(metadata, "metadata")
-        return self._compactions.commit(
-            attempt, replacement, reason=reason, tokens_before=tokens_before,
-            tokens_after=tokens_after, metadata=metadata,
-        )  # fmt: skip
-
-    def fail_compaction(
-        self,
-        attempt: CompactionAttempt,
-        error: BaseException | str,
-        *,
-        failure: str = SUMMARIZE_ERROR,
-        reason: str = "",
-        replacement: Sequence[object] | None = None,
-    ) -> CompactionResult:
-        """Record that an attempt failed; nothing else changes.
-
-        The audit lists the snapshot ids the attempt would have superseded: all of them, or,
-        when the `replacement` that could not be committed is given, the ones it does not keep.
-        """
-        if not isinstance(error, (BaseException, str)):
-            raise TranscriptError(f"error must be an exception or a string: {error!r}")
-        if replacement is not None and not arguments.is_list(replacement):
-            raise TranscriptError(f"a replacement is a list of messages or None: {replacement!r}")
-        arguments.text(failure, "failure")
-        arguments.text(reason, "reason")
-        return self._compactions.fail(
-            attempt, error, failure=failure, reason=reason, replacement=replacement
-        )
-
-    def compact(
-        self, session_id: str, summarize: Summarize, *, reason: str = ""
-    ) -> CompactionResult:
-        """Begin a compaction, call `summarize(active_messages)`, commit its replacement.
-
-        Whatever `summarize` raises is recorded as a `summarize_error` and changes nothing.
-        Storage trouble is never raised once the attempt began: it is a `storage_error`
-        failure (StorageError only if the active context cannot be read to begin with).
-        """
-        arguments.function(summarize, "summarize")
-        arguments.text(reason, "reason")
-        attempt = self.begin_compaction(session_id)
-        return self._compactions.run(attempt, summarize, reason=reason)
 
     def forget(self, session_id: str) -> Erasure:
         """Erase a session's content for good: its messages, compactions and metadata.

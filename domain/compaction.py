@@ -19,6 +19,7 @@ from .messages import Message, call_answered, calls_made, content_hash, new_mess
 CONFLICT = "conflict"
 INVALID_REPLACEMENT = "invalid_replacement"
 ORPHANED_TOOL_RESULT = "orphaned_tool_result"
+COUNT_TOKENS_ERROR = "count_tokens_error"  # the caller's token counter raised
 SUMMARIZE_ERROR = "summarize_error"
 STORAGE_ERROR = "storage_error"
 

@@ -88,5 +88,14 @@ class MessageNotFoundError(TranscriptError, LookupError):
         self.message_id = message_id
 
 
+class CompactionNotFoundError(TranscriptError, LookupError):
+    """The session has no compaction attempt with this id."""
+
+    def __init__(self, session_id: str, compaction_id: str) -> None:
+        super().__init__(f"session {session_id!r} has no compaction attempt {compaction_id!r}")
+        self.session_id = session_id
+        self.compaction_id = compaction_id
+
+
 class InvalidSearchError(TranscriptError, ValueError):
     """A search query is empty or not valid full-text query syntax."""

@@ -30,6 +30,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import Aggregate
 
+from .attempted import upcast_v1_v2 as failed_v1_v2
 from .committed import superseded_ids, upcast_v1_v2, upcast_v2_v3
 from .compaction import (
     CONFLICT,
@@ -109,7 +110,9 @@ class Transcript(Resumable, ToolPairing, Rewinding, SessionState, Aggregate):
             transcript.committed_ids.add(self.compaction_id)
 
     class CompactionFailed(Event):
-        TOPIC = "transcripts:Transcript.CompactionFailed"
+        TOPIC = "transcripts:Transcript.CompactionFailed"  # see domain.attempted
+        class_version = 2  # 1 kept neither what was proposed nor the exception: upcast
+        upcast_v1_v2 = staticmethod(failed_v1_v2)
         compaction_id: str
         based_on_version: int
         failure: str
@@ -118,6 +121,8 @@ class Transcript(Resumable, ToolPairing, Rewinding, SessionState, Aggregate):
         would_supersede: list[str]
         tokens_before: int | None
         tokens_after: int | None
+        proposed: list[dict[str, Any]] | None  # the new messages of a refused replacement
+        exception: dict[str, str] | None  # the summarizer's: type, message, traceback
 
         def apply(self, transcript: Transcript) -> None:
             transcript.compaction_ids.add(self.compaction_id)
@@ -335,32 +340,23 @@ class Transcript(Resumable, ToolPairing, Rewinding, SessionState, Aggregate):
         return plan
 
     def fail_compaction(
-        self,
-        *,
-        compaction_id: str,
-        based_on_version: int,
-        failure: str,
-        error: str,
-        reason: str,
-        would_supersede: Sequence[str],
-        tokens_before: int | None = None,
-        tokens_after: int | None = None,
-    ) -> None:
-        """Record a failed attempt; it changes nothing else."""
+        self, *, compaction_id: str, based_on_version: int, failure: str, error: str,
+        reason: str, would_supersede: Sequence[str], tokens_before: int | None = None,
+        tokens_after: int | None = None, proposed: list[dict[str, Any]] | None = None,
+        exception: dict[str, str] | None = None,
+    ) -> None:  # fmt: skip
+        """Record a failed attempt (what was `proposed`, the `exception` raised); it changes
+        nothing else."""
         self._check_not_erased()
         self._check_complete()
         self._check_unsettled(compaction_id)
         self.trigger_event(
-            self.CompactionFailed,
-            compaction_id=compaction_id,
-            based_on_version=based_on_version,
-            failure=failure,
-            error=safe_text(error),
-            reason=safe_text(reason),
-            would_supersede=list(would_supersede),
-            tokens_before=tokens_before,
-            tokens_after=tokens_after,
-        )
+            self.CompactionFailed, compaction_id=compaction_id,
+            based_on_version=based_on_version, failure=failure, error=safe_text(error),
+            reason=safe_text(reason), would_supersede=list(would_supersede),
+            tokens_before=tokens_before, tokens_after=tokens_after, proposed=proposed,
+            exception=exception,
+        )  # fmt: skip
 
     def erase(self) -> Transcript.Erased:
         """Trigger the tombstone (the store deletes every earlier event with it); return it.

@@ -22,6 +22,7 @@ from .demo import run_demo
 from .follow import follow
 from .forget import forget
 from .inert import inert
+from .message import message
 from .migrate import migrate_command
 from .projections import projections
 from .rewind import rewind
@@ -130,6 +131,7 @@ for command in [
     projections,
     migrate_command,
     search,
+    message,
     rewind,
     forget,
     serve,

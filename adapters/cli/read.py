@@ -9,10 +9,12 @@ from typing import Any
 
 import click
 
-from ... import MessageNotFoundError, TranscriptError, TranscriptStore
+from ... import MessageNotFoundError, TranscriptStore
 from ..exporters.timeline import tokens_saved
+from .ids import unique_attempt_id, unique_message_id
 from .inert import echo
 from .render import status_table, to_json
+from .render_audit import attempt_lines
 from .render_read import (
     audit_summary,
     audit_table,
@@ -126,16 +128,33 @@ def sessions(
 
 @click.command()
 @click.argument("session_id", metavar="[SESSION]", required=False)
+@click.argument("attempt_id", metavar="[ATTEMPT_ID]", required=False)
 @click.option("--failed", is_flag=True, help="Only the failed attempts.")
 @json_option
 @with_store
-def audit(store: TranscriptStore, session_id: str | None, failed: bool, as_json: bool) -> None:
+def audit(
+    store: TranscriptStore,
+    session_id: str | None,
+    attempt_id: str | None,
+    failed: bool,
+    as_json: bool,
+) -> None:
     """List compaction attempts, committed and failed: what they changed, why, tokens saved.
 
-    Without SESSION, the attempts of every session (erased sessions have none).
+    Without SESSION, the attempts of every session (erased sessions have none). With
+    ATTEMPT_ID (or a unique start of it), that attempt whole: what it superseded, the
+    replacement it proposed, its error and the summarizer's traceback.
 
     Example: transcripts audit --failed
     """
+    if session_id is not None and attempt_id is not None:
+        whole = store.compaction(session_id, unique_attempt_id(store, session_id, attempt_id))
+        if as_json:
+            click.echo(to_json(whole))
+        else:
+            for line in attempt_lines(whole):
+                echo(line)
+        return
     session_ids = (
         [session_id]
         if session_id
@@ -152,6 +171,10 @@ def audit(store: TranscriptStore, session_id: str | None, failed: bool, as_json:
     elif not attempts:
         click.echo("No failed compaction attempts." if failed else "No compaction attempts.")
     else:
+        for attempt in attempts:  # what a failure proposed is in its event, in the log
+            if attempt["status"] == "failed":
+                whole = store.compaction(attempt["session_id"], attempt["id"])
+                attempt["proposed"] = whole["proposed"]
         console().print(audit_table(attempts, with_sessions=session_id is None))
         click.echo(audit_summary(attempts))
 
@@ -172,26 +195,12 @@ def explain(store: TranscriptStore, session_id: str, message_id: str, as_json: b
     try:
         explained = store.explain(session_id, message_id)
     except MessageNotFoundError:
-        explained = store.explain(session_id, _unique_id(store, session_id, message_id))
+        explained = store.explain(session_id, unique_message_id(store, session_id, message_id))
     if as_json:
         click.echo(to_json(explained))
     else:
         for line in explanation_lines(explained):
             echo(line)
-
-
-def _unique_id(store: TranscriptStore, session_id: str, start: str) -> str:
-    """The one message id of the session beginning with `start` (a shortened id)."""
-    start = start.removesuffix("…")
-    matches = [entry["id"] for entry in store.history(session_id) if entry["id"].startswith(start)]
-    if len(matches) == 1 and start:
-        return str(matches[0])
-    if not matches or not start:
-        raise MessageNotFoundError(session_id, start)
-    raise TranscriptError(
-        f"{start!r} is the start of {len(matches)} message ids of session {session_id!r}: "
-        "give more of it"
-    )
 
 
 COMMANDS = [info, sessions, show, history, audit, events, explain]

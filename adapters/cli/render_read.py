@@ -125,9 +125,9 @@ def audit_table(attempts: Sequence[dict[str, Any]], *, with_sessions: bool) -> T
         if attempt["failure"]:
             failure = f"{attempt['failure']}: {attempt['error']}"
             explanation = f"{explanation}\n{failure}" if explanation else failure
-        change = f"-{len(attempt['superseded'])} +{len(attempt['added'])}"
+        change = _change(attempt)
         before, after = attempt["tokens_before"], attempt["tokens_after"]
-        tokens = "" if before is None or after is None else f"{before}→{after}"
+        tokens = "" if before is None and after is None else f"{_count(before)}→{_count(after)}"
         saved = tokens_saved(attempt)
         if saved is not None:
             tokens += f"\nsaved {saved}"
@@ -135,12 +135,26 @@ def audit_table(attempts: Sequence[dict[str, Any]], *, with_sessions: bool) -> T
             *([attempt["session_id"]] if with_sessions else []),
             f"{short_id(attempt['id'])}\n{when(attempt['at'])}",
             attempt["status"],
-            change if attempt["status"] == "committed" else f"({change})",
+            change,
             tokens,
             explanation,
             style="red" if attempt["status"] == "failed" else None,
         )
     return table
+
+
+def _count(tokens: int | None) -> str:
+    return "?" if tokens is None else str(tokens)
+
+
+def _change(attempt: dict[str, Any]) -> str:
+    """-superseded +added; for a failure, what it would have changed in parentheses, or
+    "no replacement" when it proposed none (`proposed`, read from its event: None)."""
+    superseded = len(attempt["superseded"])
+    if attempt["status"] == "committed":
+        return f"-{superseded} +{len(attempt['added'])}"
+    proposed = attempt.get("proposed")
+    return "no replacement" if proposed is None else f"(-{superseded} +{len(proposed)})"
 
 
 def audit_summary(attempts: Sequence[dict[str, Any]]) -> str:

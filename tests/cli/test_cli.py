@@ -209,15 +209,15 @@ def test_audit_lists_committed_and_failed_attempts_with_reasons_and_token_saving
     run: Run, populated: str, output: Callable[[Result], str]
 ) -> None:
     assert output(run("audit", "trip")) == table("""\
-                                                 Compaction audit
-        ┏━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓
-        ┃ compaction / at (UTC) ┃ status    ┃ change  ┃ tokens    ┃ reason / failure: error               ┃
-        ┡━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩
-        │ cmp_xxxxxxxx…         │ failed    │ (-6 +0) │           │ over budget                           │
-        │ YYYY-MM-DD hh:mm:ss   │           │         │           │ summarize_error: summarizer timed out │
-        │ cmp_xxxxxxxx…         │ committed │ -4 +1   │ 400→100   │ over budget                           │
-        │ YYYY-MM-DD hh:mm:ss   │           │         │ saved 300 │                                       │
-        └───────────────────────┴───────────┴─────────┴───────────┴───────────────────────────────────────┘
+                                                     Compaction audit
+        ┏━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓
+        ┃ compaction / at (UTC) ┃ status    ┃ change         ┃ tokens    ┃ reason / failure: error               ┃
+        ┡━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩
+        │ cmp_xxxxxxxx…         │ failed    │ no replacement │           │ over budget                           │
+        │ YYYY-MM-DD hh:mm:ss   │           │                │           │ summarize_error: summarizer timed out │
+        │ cmp_xxxxxxxx…         │ committed │ -4 +1          │ 400→100   │ over budget                           │
+        │ YYYY-MM-DD hh:mm:ss   │           │                │ saved 300 │                                       │
+        └───────────────────────┴───────────┴────────────────┴───────────┴───────────────────────────────────────┘
         2 attempts: 1 committed, 1 failed; 300 tokens saved.
         """)
 
@@ -226,13 +226,13 @@ def test_audit_without_a_session_covers_every_session_and_failed_keeps_the_failu
     run: Run, populated: str, output: Callable[[Result], str]
 ) -> None:
     assert output(run("audit", "--failed")) == table("""\
-                                                   Compaction audit
-        ┏━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓
-        ┃ session ┃ compaction / at (UTC) ┃ status ┃ change  ┃ tokens ┃ reason / failure: error               ┃
-        ┡━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩
-        │ trip    │ cmp_xxxxxxxx…         │ failed │ (-6 +0) │        │ over budget                           │
-        │         │ YYYY-MM-DD hh:mm:ss   │        │         │        │ summarize_error: summarizer timed out │
-        └─────────┴───────────────────────┴────────┴─────────┴────────┴───────────────────────────────────────┘
+                                                       Compaction audit
+        ┏━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓
+        ┃ session ┃ compaction / at (UTC) ┃ status ┃ change         ┃ tokens ┃ reason / failure: error               ┃
+        ┡━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩
+        │ trip    │ cmp_xxxxxxxx…         │ failed │ no replacement │        │ over budget                           │
+        │         │ YYYY-MM-DD hh:mm:ss   │        │                │        │ summarize_error: summarizer timed out │
+        └─────────┴───────────────────────┴────────┴────────────────┴────────┴───────────────────────────────────────┘
         1 attempt: 0 committed, 1 failed; 0 tokens saved.
         """)
     everything = json.loads(run("audit", "--json").stdout)

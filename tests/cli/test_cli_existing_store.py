@@ -25,6 +25,7 @@ NOT_CREATING = {
     "audit": ["audit"],
     "audit of a session": ["audit", "s"],
     "explain": ["explain", "s", "m"],
+    "message": ["message", "s", "m"],
     "search": ["search", "hello"],
     "export": ["export", "s"],
     "info": ["info"],

@@ -83,6 +83,8 @@ COMMANDS = {
     "events": ["events", SESSION],
     "search": ["search", "page"],
     "explain": ["explain", SESSION, "m3"],
+    "message": ["message", SESSION, "m3"],
+    "message with a tool call": ["message", SESSION, "m2"],
     "audit": ["audit", SESSION],
     "audit of every session": ["audit"],
 }
@@ -103,7 +105,7 @@ def test_stored_escape_sequences_are_shown_escaped_and_never_sent(
     flat = "".join(out.split())  # cells may wrap anywhere
     if command != "sessions":
         assert "".join(ESCAPED[1].split()) in flat
-    if command in ("show", "history", "explain", "search"):
+    if command in ("show", "history", "explain", "search", "message"):
         assert any("".join(text.split()) in flat for text in ESCAPED)
     if command in ("show", "history", "events", "sessions"):
         assert SESSION_SHOWN in flat or command == "show" and "\\x1b[8m" in flat
@@ -116,6 +118,16 @@ def test_a_session_id_in_an_error_line_is_shown_escaped(hostile_url: str) -> Non
     assert err.splitlines() == [
         "Error: session 'no\\x1b]52;c;ZXZpbA==\\x07such\\x07' was never started"
     ]
+
+
+def test_a_whole_attempt_shows_its_stored_error_escaped(hostile_url: str) -> None:
+    with TranscriptStore.open(hostile_url) as store:
+        [attempt] = store.compactions(SESSION)
+    result = transcripts(hostile_url, "audit", SESSION, attempt["id"], terminal=True)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.decode()
+    assert not any(raw in out for raw in RAW)
+    assert "summarizer said [bold]loud[/bold] page \\x1b]52;c;ZXZpbA==\\x07" in out
 
 
 def test_json_output_stays_exact(hostile_url: str) -> None:
