@@ -58,11 +58,15 @@ class CompactionCommands:
         failure: str = SUMMARIZE_ERROR,
         reason: str = "",
         replacement: Sequence[object] | None = None,
+        tokens_before: int | None = None,
     ) -> CompactionResult:
         """Record that an attempt failed; nothing else changes.
 
         The audit lists the snapshot ids the attempt would have superseded: all of them, or,
-        when the `replacement` that could not be committed is given, the ones it does not keep.
+        when the `replacement` that could not be committed is given, the ones it does not
+        keep; the attempt keeps its new messages as `proposed` (not for a `summarize_error`:
+        a summarizer that raised proposed nothing, its replacement is what it would keep).
+        An exception `error` is kept with its traceback. `tokens_before`: the snapshot's.
         """
         if not isinstance(error, (BaseException, str)):
             raise TranscriptError(f"error must be an exception or a string: {error!r}")
@@ -70,9 +74,11 @@ class CompactionCommands:
             raise TranscriptError(f"a replacement is a list of messages or None: {replacement!r}")
         arguments.text(failure, "failure")
         arguments.text(reason, "reason")
+        arguments.optional_integer(tokens_before, "tokens_before")
         return self._compactions.fail(
-            attempt, error, failure=failure, reason=reason, replacement=replacement
-        )
+            attempt, error, failure=failure, reason=reason, replacement=replacement,
+            tokens_before=tokens_before,
+        )  # fmt: skip
 
     def compact(
         self,

@@ -105,8 +105,9 @@ class Compactions:
         replacement: object | None,
         tokens_before: int | None = None,
     ) -> CompactionResult:
-        """Record a failure: what was proposed (`replacement`, if any), the exception (if
-        `error` is one)."""
+        """Record a failure: what was proposed (`replacement`, if any, unless the summarizer
+        raised: then it is only what the attempt would keep), the exception (if `error` is
+        one)."""
         self._check_attempt(attempt)
         if not failure or not set(failure) <= _FAILURE_CODE_CHARS:
             raise TranscriptError(f"a failure code is lower_snake_case: {failure!r}")
@@ -115,7 +116,9 @@ class Compactions:
         superseded = snapshot if replacement is None else would_supersede(snapshot, replacement)
         return self._record_failure(
             attempt, failure, text, reason, superseded, (tokens_before, None),
-            proposed=None if replacement is None else proposed_messages(snapshot, replacement),
+            proposed=None
+            if replacement is None or failure == SUMMARIZE_ERROR
+            else proposed_messages(snapshot, replacement),
             exception=None if isinstance(error, str) else exception_record(error),
         )  # fmt: skip
 

@@ -8,6 +8,7 @@ summary → `commit_compaction`): the summarised messages are superseded by the 
 fenced against concurrent compactions and rewinds, and the agent's new messages are the
 session's active context as the store kept it. A summary that fails is recorded as a failed
 compaction (`summarize_error`) and changes nothing: the agent goes on with its messages.
+Both record the tokens before (and after) by the middleware's own `token_counter`.
 """
 
 from __future__ import annotations
@@ -94,7 +95,13 @@ class TranscriptSummarizationMiddleware(SummarizationMiddleware):
     ) -> None:
         logger.warning("summary failed; the messages are kept: %r", error)
         would_keep = _without(attempt, to_summarize)
-        self.store.fail_compaction(attempt, error, reason=REASON, replacement=would_keep)
+        self.store.fail_compaction(
+            attempt,
+            error,
+            reason=REASON,
+            replacement=would_keep,
+            tokens_before=self._count(_read(attempt.messages)),
+        )
 
     def _commit(
         self, attempt: CompactionAttempt, to_summarize: list[AnyMessage], summary: str
@@ -107,15 +114,32 @@ class TranscriptSummarizationMiddleware(SummarizationMiddleware):
             0,
         )
         kept = _without(attempt, to_summarize)
-        new = [to_stored(message, with_id=False) for message in self._build_new_messages(summary)]
+        summary_messages = self._build_new_messages(summary)
+        new = [to_stored(message, with_id=False) for message in summary_messages]
         position = sum(1 for message in attempt.messages[:first] if message["id"] not in summarized)
         replacement = [*kept[:position], *new, *kept[position:]]
-        result = self.store.commit_compaction(attempt, replacement, reason=REASON)
+        result = self.store.commit_compaction(
+            attempt,
+            replacement,
+            reason=REASON,
+            tokens_before=self._count(_read(attempt.messages)),
+            tokens_after=self._count([*_read(kept), *summary_messages]),
+        )
         if not result.committed:
             _warn(result)
             return None
         messages = [from_stored(message) for message in result.messages]
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages]}
+
+    def _count(self, messages: list[AnyMessage]) -> int | None:
+        """The tokens of messages by the middleware's `token_counter` (LangChain's
+        approximate count unless given one); None if it gives no count."""
+        counted = self.token_counter(messages)
+        return counted if type(counted) is int and counted >= 0 else None
+
+
+def _read(stored: list[dict[str, Any]]) -> list[AnyMessage]:
+    return [from_stored(message) for message in stored]
 
 
 def _without(attempt: CompactionAttempt, to_summarize: list[AnyMessage]) -> list[dict[str, Any]]:

@@ -113,7 +113,10 @@ def _replace_tail(stored: StoredSession, expected: list[str], output: list[Item]
     kept = attempt.messages[:cut]
     if cut < 0 or ids[cut:] != expected:
         error = "the items the compaction summarized are no longer the active tail"
-        store.fail_compaction(attempt, error, failure="conflict", reason=RESPONSES_COMPACT)
+        proposed = [to_message(item) for item in output]  # kept in the failure
+        store.fail_compaction(
+            attempt, error, failure="conflict", reason=RESPONSES_COMPACT, replacement=proposed
+        )
         return False
     replacement = [*kept, *(to_message(item) for item in output)]
     return store.commit_compaction(attempt, replacement, reason=RESPONSES_COMPACT).committed

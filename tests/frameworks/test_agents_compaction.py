@@ -195,3 +195,18 @@ def test_when_responses_compact_fails_the_history_is_untouched(
     stored = [message["openai_agents"]["item"] for message in store.active(SESSION)]
     assert stored and run(session.get_items()) == stored
     assert all(entry["active"] for entry in store.history(SESSION))
+
+
+def test_a_suffix_replaced_after_the_tail_moved_is_a_recorded_conflict_keeping_its_output(
+    store: TranscriptStore,
+) -> None:
+    session = TranscriptSession(SESSION, store)
+    run(session.add_items([{"role": "user", "content": f"turn {n}"} for n in range(3)]))
+    snapshot = run(session._get_compaction_snapshot(2))
+    run(session.pop_item())  # the tail the snapshot saw is no longer the active tail
+
+    assert run(snapshot.replace_suffix(0, COMPACTED)) is False
+    [failure] = store.compactions(SESSION)
+    assert failure["failure"] == "conflict"
+    proposed = store.compaction(SESSION, failure["id"])["proposed"]
+    assert [message["role"] for message in proposed] == ["user", "assistant"]  # COMPACTED

@@ -10,6 +10,7 @@ import pytest
 from langchain.agents import create_agent
 from langchain_core.exceptions import ModelError
 from langchain_core.messages import AIMessage
+from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.checkpoint.memory import InMemorySaver
 from support.langchain_models import ScriptedChatModel
 from transcripts import TranscriptStore
@@ -98,6 +99,10 @@ def test_a_summary_is_one_committed_compaction_of_the_summarised_messages(
     assert "Rome's weather" in state["messages"][0].content
     assert model.calls[-1][0].id == summary_id  # the model was given the summary
     assert len(store.history(THREAD)) == 7  # the summarised messages kept, superseded
+    # The tokens by the middleware's counter: the snapshot, then the summary and the rest.
+    snapshot = [*first["messages"], state["messages"][2]]
+    assert compaction["tokens_before"] == count_tokens_approximately(snapshot)
+    assert compaction["tokens_after"] == count_tokens_approximately(state["messages"][:3])
 
 
 def test_a_failing_summary_is_recorded_and_the_agent_goes_on_with_its_messages(
@@ -116,6 +121,10 @@ def test_a_failing_summary_is_recorded_and_the_agent_goes_on_with_its_messages(
     assert "the summary model is down" in failure["error"]
     assert failure["superseded"] == [message.id for message in first["messages"][:3]]
     assert as_stored(store) == as_state(state["messages"])
+    assert failure["tokens_before"] == count_tokens_approximately(state["messages"][:5])
+    attempted = store.compaction(THREAD, failure["id"])
+    assert attempted["proposed"] is None  # the summary model raised: nothing was proposed
+    assert "the summary model is down" in attempted["exception"]["message"]
 
 
 def test_the_async_summary_commits_the_same_way(store: TranscriptStore) -> None:

@@ -179,3 +179,26 @@ def test_a_version_1_failure_reads_as_one_that_kept_nothing(tmp_path: Path) -> N
         [event] = [e for e in store.events(session) if e["type"] == "CompactionFailed"]
         assert (event["data"]["proposed"], event["data"]["exception"]) == (None, None)
         assert store.verify_projections().ok
+
+
+def test_fail_compaction_keeps_a_proposal_but_not_what_a_raising_summarizer_would_keep(
+    store: TranscriptStore, session: str, turns
+) -> None:
+    stored = store.append(session, turns(3))
+    attempt = store.begin_compaction(session)
+    raised = store.fail_compaction(
+        attempt, TimeoutError("slow"), replacement=stored[2:], tokens_before=30
+    )
+    kept = store.compaction(session, raised.compaction_id)
+    assert (kept["proposed"], kept["exception"]["type"], kept["tokens_before"]) == (
+        None,
+        "TimeoutError",
+        30,
+    )
+    assert kept["superseded"] == [stored[0]["id"], stored[1]["id"]]
+    attempt = store.begin_compaction(session)
+    refused = store.fail_compaction(
+        attempt, "the caller refused it", failure="refused", replacement=[summary("s")]
+    )
+    kept = store.compaction(session, refused.compaction_id)
+    assert (kept["proposed"], kept["exception"]) == ([summary("s")], None)
