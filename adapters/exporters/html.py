@@ -121,7 +121,9 @@ class ContextFold:
                 yield committed(self.session, attempt, self.active, data)
                 self.active, self.fence = committed_context(self.active, data), version
             elif kind == "CompactionFailed":
-                yield failed(self.session, attempts[data["compaction_id"]], self._snapshot(data))
+                attempted = {"proposed": data["proposed"], "exception": data["exception"]}
+                attempt = {**attempts[data["compaction_id"]], **attempted}  # kept in the event
+                yield failed(self.session, attempt, self._snapshot(data))
             elif kind == "Rewound":
                 gone = set(data["message_ids"])
                 self.active = [message for message in self.active if message["id"] not in gone]

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ... import TranscriptStore
+from ... import CompactionNotFoundError, TranscriptStore
 from .messages import MessageView, paired
 from .pages import NotFound, session_summary
 
@@ -118,17 +118,18 @@ def failed(
         runs(snapshot, kinds),
         [],
         attempt["based_on_version"],
-        paired(attempt.get("proposed") or []),
+        paired(attempt["proposed"] or [], whole=True),  # never stored: shown whole
         attempt.get("exception"),
     )
 
 
 def find_attempt(store: TranscriptStore, session_id: str, compaction_id: str) -> dict[str, Any]:
-    """The audit entry of one attempt (NotFound if the session made no such attempt)."""
-    for attempt in store.compactions(session_id):
-        if attempt["id"] == compaction_id:
-            return attempt
-    raise NotFound(f"session {session_id!r} made no compaction {compaction_id!r}")
+    """One attempt whole (`store.compaction`: with what it proposed and the exception it
+    met); NotFound if the session made no such attempt."""
+    try:
+        return store.compaction(session_id, compaction_id)
+    except CompactionNotFoundError:
+        raise NotFound(f"session {session_id!r} made no compaction {compaction_id!r}") from None
 
 
 def committed_context(before: list[dict[str, Any]], data: dict[str, Any]) -> list[dict[str, Any]]:

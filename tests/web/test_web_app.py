@@ -165,3 +165,24 @@ def test_no_text_from_the_store_reaches_a_page_unescaped(client, store):
             assert text not in page, (url, text)
     shown = "".join(pages.values())
     assert all(escaped(text) in shown for text in markup)
+
+
+def test_a_failed_compaction_page_shows_what_was_proposed_or_no_replacement_and_the_traceback(
+    client, store
+) -> None:
+    def summarizer_down(messages: list[dict]) -> list[dict]:
+        raise ConnectionError("model unreachable")
+
+    store.start("failures")
+    store.append("failures", [{"role": "user", "content": f"turn {n}"} for n in range(3)])
+    raised = store.compact("failures", summarizer_down)
+    stale, winner = store.begin_compaction("failures"), store.begin_compaction("failures")
+    assert store.commit_compaction(winner, [{"role": "system", "content": "won"}]).committed
+    lost = store.commit_compaction(stale, [{"role": "system", "content": "the lost summary"}])
+
+    page = client.get(f"/sessions/failures/compactions/{raised.compaction_id}").text
+    assert "No replacement was proposed." in page
+    assert "ConnectionError: model unreachable" in page and "in summarizer_down" in page
+    page = client.get(f"/sessions/failures/compactions/{lost.compaction_id}").text
+    assert "The replacement it proposed (rejected): 1 new message" in page
+    assert "the lost summary" in page and "No replacement" not in page
