@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from uuid import uuid4
 
-from ..domain.attempted import exception_record, proposed_messages
+from ..domain.attempted import exception_record, proposed_messages, unreadable
 from ..domain.compaction import (
     CONFLICT,
     COUNT_TOKENS_ERROR,
@@ -113,12 +113,17 @@ class Compactions:
             raise TranscriptError(f"a failure code is lower_snake_case: {failure!r}")
         text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         snapshot = [message["id"] for message in attempt.messages]
-        superseded = snapshot if replacement is None else would_supersede(snapshot, replacement)
+        superseded, proposed = snapshot, None
+        if replacement is not None:
+            try:
+                superseded = would_supersede(snapshot, replacement)
+                if failure != SUMMARIZE_ERROR:
+                    proposed = proposed_messages(snapshot, replacement)
+            except Exception:  # a replacement that cannot even be read
+                proposed = None if failure == SUMMARIZE_ERROR else [unreadable(replacement)]
         return self._record_failure(
             attempt, failure, text, reason, superseded, (tokens_before, None),
-            proposed=None
-            if replacement is None or failure == SUMMARIZE_ERROR
-            else proposed_messages(snapshot, replacement),
+            proposed=proposed,
             exception=None if isinstance(error, str) else exception_record(error),
         )  # fmt: skip
 

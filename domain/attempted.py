@@ -31,7 +31,7 @@ def proposed_messages(snapshot: Sequence[str], replacement: object) -> list[dict
     they can be stored: a JSON object as given (its id, if any, in it); an item that is
     not one as `{"unreadable": its repr}`, cut to `MAX_UNREADABLE` characters."""
     if not isinstance(replacement, Sequence) or isinstance(replacement, (str, bytes)):
-        return [_unreadable(replacement)]
+        return [unreadable(replacement)]
     kept = set(snapshot)
     return [
         _storable(item)
@@ -70,10 +70,11 @@ def _storable(item: object) -> dict[str, Any]:
             return plain
         except (TranscriptError, TypeError, ValueError):
             pass
-    return _unreadable(item)
+    return unreadable(item)
 
 
-def _unreadable(item: object) -> dict[str, str]:
+def unreadable(item: object) -> dict[str, str]:
+    """An item kept as its repr (cut), whatever it is."""
     try:
         text = repr(item)
     except Exception:  # a repr that raises

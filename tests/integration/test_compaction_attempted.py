@@ -202,3 +202,25 @@ def test_fail_compaction_keeps_a_proposal_but_not_what_a_raising_summarizer_woul
     )
     kept = store.compaction(session, refused.compaction_id)
     assert (kept["proposed"], kept["exception"]) == ([summary("s")], None)
+
+
+class Unreadable(list):
+    """A replacement whose items cannot even be listed."""
+
+    def __iter__(self):  # type: ignore[override]
+        raise RuntimeError("cannot iterate")
+
+
+def test_a_replacement_that_cannot_even_be_read_is_kept_as_its_repr_and_compact_returns(
+    store: TranscriptStore, session: str, turns
+) -> None:
+    stored = store.append(session, turns(2))
+    result = store.compact(session, lambda ms: Unreadable([1]))
+    assert (result.committed, result.failure, result.messages) == (
+        False,
+        "invalid_replacement",
+        stored,
+    )
+    attempt = store.compaction(session, result.compaction_id)
+    assert attempt["proposed"] == [{"unreadable": "[1]"}]
+    assert attempt["superseded"] == [message["id"] for message in stored]
