@@ -107,7 +107,7 @@ def import_codex_command(
 @click.argument("paths", metavar="[PATH]...", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--dry-run", is_flag=True, help="Print the report without writing anything.")
 @json_option
-@with_store
+@creating_store
 def import_claude_code_command(
     store: TranscriptStore, paths: tuple[Path, ...], dry_run: bool, as_json: bool
 ) -> None:
