@@ -10,6 +10,7 @@ and `timeline`.
 from __future__ import annotations
 
 import errno
+import sys
 from importlib.metadata import version
 from typing import Any
 
@@ -24,6 +25,7 @@ from .forget import forget
 from .inert import inert
 from .message import message
 from .migrate import migrate_command
+from .pipes import end_quietly
 from .projections import projections
 from .rewind import rewind
 from .search import search
@@ -44,12 +46,14 @@ class TranscriptsGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # a closed pipe shows here, not at exit
+            return result
         except TranscriptError as error:
             raise one_line(str(error)) from None
         except OSError as error:
-            if error.errno == errno.EPIPE:  # stdout closed early (`| head`): click handles it
-                raise
+            if error.errno == errno.EPIPE:  # stdout closed early (`| head`): exit 0
+                raise end_quietly() from None
             raise one_line(os_error_text(error)) from None
 
 

@@ -2,8 +2,9 @@
 (heavy head, light body), without measuring the whole table first.
 
 Rows of a long table are drawn here rather than by a rich `Table` per chunk: the widths are
-known, so a row is its cells wrapped to them (at spaces; a longer word folds, or in the
-content column is cut with an ellipsis, as rich does), padded and joined by the borders.
+known, so a row is its cells wrapped to them (at spaces; a longer word folds; the content
+of a message is on one line cut with an ellipsis, as rich does, unless the grid does not
+`cut`), padded and joined by the borders.
 """
 
 from __future__ import annotations
@@ -26,11 +27,13 @@ Line = list[Segment]
 
 @dataclass(frozen=True)
 class Grid:
-    """Columns of fixed widths (the last one, the content, is cut rather than folded)."""
+    """Columns of fixed widths (the last one, the content, is cut rather than folded,
+    unless not `cut`: then it wraps whole)."""
 
     headers: Sequence[str]
     widths: Sequence[int]
     console: Console
+    cut: bool = True
 
     @property
     def width(self) -> int:
@@ -46,7 +49,7 @@ class Grid:
         return self._rule("┏", "━", "┳", "┓")
 
     def header(self) -> Iterator[Line]:
-        yield from self._lines(self.headers, "┃", Style(bold=True))
+        yield from self._lines(self.headers, "┃", Style(bold=True), cut=False)
         yield self._rule("┡", "━", "╇", "┩")
 
     def section(self) -> Line:
@@ -57,16 +60,19 @@ class Grid:
 
     def row(self, row: Row) -> Iterator[Line]:
         style = Style.parse(row.style) if row.style else None
-        return self._lines(row.cells, "│", style)
+        return self._lines(row.cells, "│", style, cut=self.cut and not row.section)
 
     def _rule(self, left: str, fill: str, joint: str, right: str) -> Line:
         inner = joint.join(fill * (width + 2) for width in self.widths)
         return [Segment(left + inner + right)]
 
-    def _lines(self, cells: Sequence[str], bar: str, style: Style | None) -> Iterator[Line]:
+    def _lines(
+        self, cells: Sequence[str], bar: str, style: Style | None, *, cut: bool
+    ) -> Iterator[Line]:
+        """The lines of a row; `cut`: its last cell is cut rather than folded."""
         last = len(self.widths) - 1
         wrapped = [
-            self._wrap(inert(cell, lines=True), width, cut=index == last)
+            self._wrap(inert(cell, lines=True), width, cut=cut and index == last)
             for index, (cell, width) in enumerate(zip(cells, self.widths, strict=True))
         ]
         for number in range(max(len(lines) for lines in wrapped)):
@@ -78,17 +84,20 @@ class Grid:
             yield line
 
     def _wrap(self, text: str, width: int, *, cut: bool) -> list[str]:
-        """`text` in lines of at most `width` cells."""
+        """`text` in lines of at most `width` cells: wrapped at spaces (a longer word folds),
+        or if `cut` on one line, cut with an ellipsis."""
+        if cut:
+            line = Text(" ".join(text.splitlines()))
+            line.truncate(width, overflow="ellipsis")
+            return [line.plain]
         lines: list[str] = []
         for paragraph in text.split("\n") or [""]:
             cells = cell_len(paragraph)
             if cells <= width:
                 lines.append(paragraph)
             elif cells == len(paragraph):  # a character a cell: wrapped by characters
-                for line in textwrap.wrap(paragraph, width, break_long_words=not cut) or [""]:
-                    lines.append(line if len(line) <= width else line[: width - 1] + "…")
+                lines += textwrap.wrap(paragraph, width) or [""]
             else:
-                overflow = "ellipsis" if cut else "fold"
-                wrapped = Text(paragraph).wrap(self.console, width, overflow=overflow)
+                wrapped = Text(paragraph).wrap(self.console, width, overflow="fold")
                 lines += [line.plain.rstrip() for line in wrapped]
         return lines

@@ -19,9 +19,12 @@ from .render_read import (
     audit_summary,
     audit_table,
     explanation_lines,
+    session_columns,
+    session_row,
     sessions_table,
 )
 from .session_reads import events, history, show
+from .streaming import is_pipe, plain_lines
 from .support import console, json_option, parse_since, with_store
 
 
@@ -93,7 +96,7 @@ def info(store: TranscriptStore, as_json: bool) -> None:
     "--limit",
     type=click.IntRange(min=1),
     metavar="N",
-    help="Only the N most recently started.",
+    help="Only the N most recently active.",
 )
 @json_option
 @with_store
@@ -105,7 +108,8 @@ def sessions(
     limit: int | None,
     as_json: bool,
 ) -> None:
-    """List sessions, oldest first, with their message and compaction counts.
+    """List sessions by last activity, the most recent last, with their message and
+    compaction counts.
 
     Example: transcripts sessions --source telegram --since 2026-03-01 -n 20
     """
@@ -116,14 +120,19 @@ def sessions(
         and (model is None or session["model"] == model)
         and (since is None or session["started_at"] >= since)
     ]
+    found.sort(key=lambda session: session["last_event_at"])  # stable: then by start
     if limit is not None:
         found = found[-limit:]
     if as_json:
         click.echo(to_json(found))
     elif not found:
         click.echo("No sessions.")
+    elif is_pipe(output := console()):
+        columns = session_columns(found)
+        for line in plain_lines(columns, (session_row(each, columns) for each in found)):
+            click.echo(line, nl=False)
     else:
-        console().print(sessions_table(found))
+        output.print(sessions_table(found))
 
 
 @click.command()

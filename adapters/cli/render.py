@@ -18,17 +18,31 @@ SNIPPET = 60
 SHORT_ID = 13
 
 
-def snippet(message: dict[str, Any]) -> str:
-    """A one-line preview of a message's content (text, parts or tool calls)."""
+def message_text(message: dict[str, Any], *, full: bool = False) -> str:
+    """A message's content whole: its text (every part), then each tool call with its
+    arguments, `name({"city": "Lisbon"})`. On one line (runs of white space as one space),
+    unless `full`, which keeps its line breaks."""
     content = message.get("content")
     if isinstance(content, list):
         content = " ".join(
             part.get("text", "") if isinstance(part, dict) else str(part) for part in content
         )
-    text = " ".join(str(content or "").split())
-    if not text and message.get("tool_calls"):
-        names = [call.get("function", {}).get("name", "?") for call in message["tool_calls"]]
-        text = "calls " + ", ".join(names)
+    pieces = [str(content or "")]
+    for call in message.get("tool_calls") or ():
+        function = call.get("function", {}) if isinstance(call, dict) else {}
+        arguments = function.get("arguments", "")
+        if not isinstance(arguments, str):
+            arguments = orjson.dumps(arguments).decode()
+        pieces.append(f"calls {function.get('name', '?')}({arguments})")
+    pieces = [piece for piece in pieces if piece]
+    if full:
+        return "\n".join(piece.strip("\n") for piece in pieces)
+    return " ".join(" ".join(piece.split()) for piece in pieces)
+
+
+def snippet(message: dict[str, Any]) -> str:
+    """A one-line preview of a message (`message_text`, cut at SNIPPET characters)."""
+    text = message_text(message)
     return text if len(text) <= SNIPPET else text[: SNIPPET - 1] + "…"
 
 

@@ -19,6 +19,7 @@ from .table_rows import (
     CONTEXT_COLUMNS,
     EVENT_COLUMNS,
     TIMELINE_COLUMNS,
+    Row,
     add_rows,
     context_row,
     event_row,
@@ -28,79 +29,109 @@ from .table_rows import (
 
 def sessions_table(sessions: Sequence[dict[str, Any]]) -> Table:
     """Session ids in full (other commands take them); the other columns wrap when narrow.
-    A `rewound` column counts the messages rewound out of the context, if any session has
-    some; an `erased` column says when, if a session was erased (its counts are then 0)."""
-    with_parents = any(session["parent_id"] for session in sessions)
-    with_rewound = any(session["rewound"] for session in sessions)
-    with_erased = any(session["erased_at"] for session in sessions)
+    A `parent` column if a session has a parent; a `rewound` column counts the messages
+    rewound out of the context, if any session has some; an `erased` column says when, if a
+    session was erased (its counts are then 0)."""
+    columns = session_columns(sessions)
     table = Table(title="Sessions")
-    table.add_column("session", no_wrap=True)
-    for column in ["source", "model", *(["parent"] if with_parents else [])]:
-        table.add_column(column, overflow="fold")
-    table.add_column("started")
-    table.add_column("active", justify="right")
-    table.add_column("stored", justify="right")
-    if with_rewound:
-        table.add_column("rewound", justify="right")
-    table.add_column("compactions", overflow="fold")
-    if with_erased:
-        table.add_column("erased")
+    for column in columns:
+        if column == "session":
+            table.add_column(column, no_wrap=True)
+        elif column in ("active", "stored", "rewound"):
+            table.add_column(column, justify="right")
+        elif column in ("source", "model", "parent", "compactions"):
+            table.add_column(column, overflow="fold")
+        else:
+            table.add_column(column)
     for session in sessions:
-        compactions = str(session["compactions_committed"])
-        if session["compactions_failed"]:
-            compactions += f" ({session['compactions_failed']} failed)"
-        parent = [session["parent_id"] or ""] if with_parents else []
-        erased = session["erased_at"]
-        erased_column = [when(erased, seconds=False) if erased else ""] if with_erased else []
-        table.add_row(
-            session["id"],
-            session["source"],
-            session["model"] or "",
-            *parent,
-            when(session["started_at"], seconds=False),
-            str(session["active"]),
-            str(session["messages"]),
-            *([str(session["rewound"])] if with_rewound else []),
-            compactions,
-            *erased_column,
-        )
+        table.add_row(*session_row(session, columns).cells)
     return table
 
 
-def message_table(title: str, *columns: str) -> Table:
+def session_columns(sessions: Sequence[dict[str, Any]]) -> list[str]:
+    """The columns of the sessions listed: `parent`, `rewound`, `erased` only if needed."""
+    parent = ["parent"] if any(session["parent_id"] for session in sessions) else []
+    rewound = ["rewound"] if any(session["rewound"] for session in sessions) else []
+    erased = ["erased"] if any(session["erased_at"] for session in sessions) else []
+    return [
+        "session",
+        "source",
+        "model",
+        *parent,
+        "started",
+        "last activity",
+        "active",
+        "stored",
+        *rewound,
+        "compactions",
+        *erased,
+    ]
+
+
+def session_row(session: dict[str, Any], columns: Sequence[str]) -> Row:
+    """A session's cells under `columns` (of `session_columns`)."""
+    compactions = str(session["compactions_committed"])
+    if session["compactions_failed"]:
+        compactions += f" ({session['compactions_failed']} failed)"
+    erased = session["erased_at"]
+    cells = {
+        "session": session["id"],
+        "source": session["source"],
+        "model": session["model"] or "",
+        "parent": session["parent_id"] or "",
+        "started": when(session["started_at"], seconds=False),
+        "last activity": when(session["last_event_at"], seconds=False),
+        "active": str(session["active"]),
+        "stored": str(session["messages"]),
+        "rewound": str(session["rewound"]),
+        "compactions": compactions,
+        "erased": when(erased, seconds=False) if erased else "",
+    }
+    return Row(tuple(cells[column] for column in columns))
+
+
+def message_table(title: str, *columns: str, full: bool = False) -> Table:
     """A table of messages. Message ids are shown in full (`explain` takes them), folded
-    when the terminal is narrow; the content column takes the rest of the width."""
+    when the terminal is narrow; the content column takes the rest of the width, its text
+    on one line cut at the edge, or wrapped whole if `full`."""
     table = Table(title=title)
     for column in columns[:-1]:
         if column == "id":
             table.add_column(column, overflow="fold")
         else:
             table.add_column(column, no_wrap=True)
-    table.add_column(columns[-1], ratio=1)
+    table.add_column(columns[-1], ratio=1, overflow="fold" if full else "ellipsis")
     return table
 
 
-def context_table(messages: Sequence[dict[str, Any]], title: str, first: int = 1) -> Table:
+def context_table(
+    messages: Sequence[dict[str, Any]], title: str, first: int = 1, *, full: bool = False
+) -> Table:
     """The active context: position (from `first`), id, role, content."""
-    table = message_table(title, *CONTEXT_COLUMNS)
-    add_rows(table, [context_row(n, message) for n, message in enumerate(messages, first)])
+    table = message_table(title, *CONTEXT_COLUMNS, full=full)
+    rows = [context_row(n, message, full=full) for n, message in enumerate(messages, first)]
+    add_rows(table, rows, cut=not full)
     table.caption = plural(len(messages), "message")
     return table
 
 
 def timeline_table(
-    items: Sequence[Item], title: str, compaction_versions: dict[str, int] | None = None
+    items: Sequence[Item],
+    title: str,
+    compaction_versions: dict[str, int] | None = None,
+    *,
+    full: bool = False,
 ) -> Table:
     """Every message with its state; each compaction attempt and each rewind as a boundary
     row where it happened (see `timeline_row`). `compaction_versions`: of every attempt
     (else of the ones among the items)."""
-    table = message_table(title, *TIMELINE_COLUMNS)
+    table = message_table(title, *TIMELINE_COLUMNS, full=full)
     versions = compaction_versions
     if versions is None:
         versions = {
             item.attempt["id"]: item.version for item in items if isinstance(item, Boundary)
         }
-    add_rows(table, [timeline_row(item, versions) for item in items])
+    add_rows(table, [timeline_row(item, versions, full=full) for item in items], cut=not full)
     return table
 
 

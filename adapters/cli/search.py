@@ -7,7 +7,8 @@ from rich.text import Text
 
 from ... import TranscriptStore
 from .inert import inert
-from .render import make_table, short_id, to_json
+from .render import make_table, short_id
+from .streaming import echo_json, jsonl_option
 from .support import console, json_option, with_store
 
 
@@ -16,8 +17,16 @@ from .support import console, json_option, with_store
 @click.option("--session", "session_id", metavar="SESSION", help="Only this session.")
 @click.option("--role", help="Only messages of this role (user, assistant, tool, …).")
 @click.option("--active-only", is_flag=True, help="Only messages in the active context.")
-@click.option("-n", "--limit", default=20, show_default=True, help="At most this many hits.")
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="At most this many hits.",
+)
 @json_option
+@jsonl_option
 @with_store
 def search(
     store: TranscriptStore,
@@ -27,23 +36,33 @@ def search(
     active_only: bool,
     limit: int,
     as_json: bool,
+    as_jsonl: bool,
 ) -> None:
     """Search every message ever stored, superseded ones included, best match first.
 
     QUERY: words (matched by their stem), "exact phrases", AND / OR / NOT; on SQLite
     also prefix* and NEAR(a b) (FTS5 syntax), on PostgreSQL -word (web-search syntax).
 
+    Prints "no matches" when none (exit 0), and "showing N of more" when there are more
+    than N.
+
     Example: transcripts search 'lisbon AND weather' --role assistant
     """
     hits = store.search(
-        query, session_id=session_id, role=role, active_only=active_only, limit=limit
+        query, session_id=session_id, role=role, active_only=active_only, limit=limit + 1
     )
-    if as_json:
-        click.echo(to_json(hits))
+    more = len(hits) > limit
+    hits = hits[:limit]
+    if as_json or as_jsonl:
+        echo_json(hits, lines=as_jsonl)
         return
-    table = make_table(
-        f"{len(hits)} matches for {query!r}", "session", "message", "role", "active", "snippet"
-    )
+    if not hits:
+        click.echo(f"No matches for {query!r}.")
+        return
+    title = f"{len(hits)} {'match' if len(hits) == 1 else 'matches'} for {query!r}"
+    if more:
+        title = f"Showing {len(hits)} of more matches for {query!r} (-n to show more)"
+    table = make_table(title, "session", "message", "role", "active", "snippet")
     for hit in hits:
         table.add_row(
             short_id(hit["session_id"]),

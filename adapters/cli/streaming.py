@@ -8,14 +8,19 @@ rest of the width; its rows are drawn by `grid` (no rich table per chunk: measur
 laying one out costs more than the rows), no border between chunks, and a chunk never ends
 next to a boundary row (whose lines belong to it). Memory holds one chunk, whatever the
 length.
+
+In a pipe (`is_pipe`) there is no table: a header line, then one line a row, its cells
+separated by tabs, nothing wrapped or cut (`plain_lines`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, islice
 from typing import TypeVar
 
+import click
 import orjson
 from rich.cells import cell_len
 from rich.console import Console
@@ -23,6 +28,7 @@ from rich.segment import Segment, Segments
 from rich.table import Table
 
 from .grid import Grid
+from .inert import inert
 from .table_rows import Row
 
 T = TypeVar("T")
@@ -41,27 +47,35 @@ def print_table(
     columns: Sequence[str],
     min_widths: Sequence[int] = (),
     caption: Callable[[], str | None] = lambda: None,
+    full: bool = False,
 ) -> None:
     """Print `items`: as `whole(items)` if they are few, else chunk by chunk, each item as
-    `row(item)` under `title` and `columns` (the last one the content), `caption()` after
-    the last row (called once every item was read)."""
+    `row(item)` under `title` and `columns` (the last one the content, cut at the edge
+    unless `full`), `caption()` after the last row (called once every item was read).
+    `min_widths`: columns never narrower. In a pipe: `plain_lines`."""
+    if is_pipe(console):
+        for line in plain_lines(columns, (row(item) for item in items)):
+            click.echo(line, nl=False)
+        return
     iterator = iter(items)
     first = list(islice(iterator, CHUNK + 1))
     if len(first) <= CHUNK:
         console.print(whole(first))
         return
     measured = [row(item) for item in first]
-    widths = _fitted(_widths(columns, measured, min_widths), console.width)
+    widths = _fitted(_widths(columns, measured, min_widths), console.width, min_widths)
     rows = chain(measured, (row(item) for item in iterator))
     chunk: list[Row] = []
     printed = False
     for each in rows:
         if len(chunk) >= CHUNK and not each.section and not chunk[-1].section:
-            _print_chunk(console, chunk, columns, widths, title=None if printed else title)
+            title_once = None if printed else title
+            _print_chunk(console, chunk, columns, widths, title=title_once, cut=not full)
             printed, chunk = True, []
         chunk.append(each)
-    table_title = None if printed else title
-    _print_chunk(console, chunk, columns, widths, title=table_title, caption=caption(), last=True)
+    title_last = None if printed else title
+    ending = {"caption": caption(), "last": True}
+    _print_chunk(console, chunk, columns, widths, title=title_last, cut=not full, **ending)
 
 
 def _widths(columns: Sequence[str], rows: list[Row], least: Sequence[int]) -> list[int]:
@@ -74,13 +88,18 @@ def _widths(columns: Sequence[str], rows: list[Row], least: Sequence[int]) -> li
     return widths
 
 
-def _fitted(widths: list[int], width: int) -> list[int]:
+def _fitted(widths: list[int], width: int, least: Sequence[int] = ()) -> list[int]:
     """`widths`, the widest narrowed until the content column has room in `width` (each
-    column takes its width, 2 of padding and a border; the table, one more border)."""
+    column takes its width, 2 of padding and a border; the table, one more border); a
+    column of a `least` width is never narrowed below it."""
     widths = list(widths)
+    floors = [max(NARROWEST, least[i] if i < len(least) else 0) for i in range(len(widths))]
     room = width - 1 - 3 * (len(widths) + 1) - CONTENT
-    while sum(widths) > room and max(widths) > NARROWEST:
-        widest = widths.index(max(widths))
+    while sum(widths) > room:
+        narrowable = [i for i, each in enumerate(widths) if each > floors[i]]
+        if not narrowable:
+            break
+        widest = max(narrowable, key=lambda i: widths[i])
         widths[widest] -= 1
     return widths
 
@@ -94,9 +113,10 @@ def _print_chunk(
     title: str | None,
     caption: str | None = None,
     last: bool = False,
+    cut: bool = True,
 ) -> None:
     content = console.width - sum(widths) - 3 * len(columns) - 1
-    grid = Grid(columns, [*widths, max(content, NARROWEST)], console)
+    grid = Grid(columns, [*widths, max(content, NARROWEST)], console, cut)
     lines: list[list[Segment]] = []
     if title is not None:
         lines += [grid.title(title), grid.top(), *grid.header()]
@@ -112,6 +132,42 @@ def _print_chunk(
         if caption:
             lines.append(grid.title(caption, "dim"))
     console.print(Segments(segment for line in lines for segment in (*line, Segment.line())))
+
+
+def is_pipe(console: Console) -> bool:
+    """Whether output goes to a program rather than a person: not to a terminal, and no
+    width asked for with $COLUMNS."""
+    return not console.is_terminal and not os.environ.get("COLUMNS")
+
+
+def plain_lines(columns: Sequence[str], rows: Iterable[Row]) -> Iterator[str]:
+    """A header line, then one line a row: cells separated by tabs, whole and `inert`
+    (their tabs, line breaks and other control characters written `\\t`, `\\n`, `\\x1b`)."""
+    yield "\t".join(columns) + "\n"
+    for row in rows:
+        yield "\t".join(inert(cell) for cell in row.cells) + "\n"
+
+
+jsonl_option = click.option(
+    "--jsonl",
+    "as_jsonl",
+    is_flag=True,
+    help="Print JSON for programs, one object a line (no need for --json).",
+)
+
+
+def echo_json(items: Iterable[object], *, lines: bool = False) -> None:
+    """`to_json(list(items))`, printed item by item; `lines`: one compact object a line."""
+    for piece in json_lines(items) if lines else json_array(items):
+        click.echo(piece, nl=False)
+    if not lines:
+        click.echo()
+
+
+def json_lines(items: Iterable[object]) -> Iterator[str]:
+    """One compact JSON object a line (`--jsonl`)."""
+    for item in items:
+        yield orjson.dumps(item).decode() + "\n"
 
 
 def json_array(items: Iterable[object]) -> Iterator[str]:

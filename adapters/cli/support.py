@@ -9,8 +9,9 @@ from typing import Any, TypeVar
 
 import click
 
-from ... import StoreNotFoundError, TranscriptStore
-from .inert import InertConsole
+from ... import SessionNotFoundError, StoreNotFoundError, TranscriptStore
+from .pipes import PipeConsole
+from .suggest import with_suggestions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -61,15 +62,18 @@ def _opening(command: F, *, create: bool) -> F:
     @functools.wraps(command)
     def run(opener: StoreOpener, *args: Any, **kwargs: Any) -> Any:
         with opener.open(create=create) as store:
-            return command(store, *args, **kwargs)
+            try:
+                return command(store, *args, **kwargs)
+            except SessionNotFoundError as error:
+                raise with_suggestions(store, error) from None
 
     return run  # type: ignore[return-value]
 
 
-def console() -> InertConsole:
+def console() -> PipeConsole:
     """A console on the current stdout (click's test runner swaps it) that prints stored
     text inert (`inert`): never markup, never control characters."""
-    return InertConsole(highlight=False)
+    return PipeConsole(highlight=False)
 
 
 def parse_since(

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 from ..exporters.timeline import Boundary, Item, Rewind, boundary_text, rewind_text, state, when
-from .render import short_id, snippet
+from .inert import inert
+from .render import message_text, short_id
 
 
 @dataclass(frozen=True)
@@ -25,20 +27,28 @@ class Row:
 CONTEXT_COLUMNS = ("#", "id", "role", "content")
 TIMELINE_COLUMNS = ("v", "id", "role", "state", "content")
 EVENT_COLUMNS = ("v", "at (UTC)", "type", "data")
+TYPE_WIDTH = len("CompactionCommitted")  # the longest event type: the column never folds
 
 
-def add_rows(table: Table, rows: list[Row]) -> None:
+def add_rows(table: Table, rows: list[Row], *, cut: bool = False) -> None:
+    """Add `rows` to `table`; `cut`: the last cell of a message row on one line, cut at the
+    column's edge (a boundary row wraps)."""
     for row in rows:
         if row.section:
             table.add_section()
-        table.add_row(*row.cells, style=row.style, end_section=row.section)
+        cells: list[str | Text] = list(row.cells)
+        if cut and not row.section:
+            cells[-1] = Text(inert(cells[-1], lines=True), no_wrap=True, overflow="ellipsis")
+        table.add_row(*cells, style=row.style, end_section=row.section)
 
 
-def context_row(position: int, message: dict[str, Any]) -> Row:
-    return Row((str(position), message["id"], message["role"], snippet(message)))
+def context_row(position: int, message: dict[str, Any], *, full: bool = False) -> Row:
+    """A message of the active context; its content whole (on one line unless `full`)."""
+    text = message_text(message, full=full)
+    return Row((str(position), message["id"], message["role"], text))
 
 
-def timeline_row(item: Item, compaction_versions: dict[str, int]) -> Row:
+def timeline_row(item: Item, compaction_versions: dict[str, int], *, full: bool = False) -> Row:
     """A message with its state, or a boundary row: a compaction attempt, a rewind.
 
     A superseded message names the version of the compaction that superseded it (in
@@ -63,7 +73,7 @@ def timeline_row(item: Item, compaction_versions: dict[str, int]) -> Row:
             entry["id"],
             message["role"],
             state(item, compaction_versions),
-            snippet(message),
+            message_text(message, full=full),
         ),
         style=None if entry["active"] else "dim",
     )
@@ -86,7 +96,7 @@ def event_text(event: dict[str, Any]) -> str:
         return ", ".join(parts)
     if kind == "MessageAppended":
         message = data["message"]
-        return f"{data['message_id']} {message['role']}: {snippet(message)}"
+        return f"{data['message_id']} {message['role']}: {message_text(message)}"
     if kind == "CompactionCommitted":
         return (
             f"{short_id(data['compaction_id'])} "

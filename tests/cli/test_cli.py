@@ -76,13 +76,13 @@ def test_sessions_lists_every_session_with_its_counts_and_lineage(
     run: Run, populated: str, output: Callable[[Result], str]
 ) -> None:
     assert output(run("sessions")) == table("""\
-                                                 Sessions
-        ┏━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━━━┓
-        ┃ session ┃ source ┃ model   ┃ parent ┃ started          ┃ active ┃ stored ┃ compactions  ┃
-        ┡━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━┩
-        │ trip    │ test   │ model-a │        │ YYYY-MM-DD hh:mm │      3 │      7 │ 1 (1 failed) │
-        │ chat    │ other  │ model-b │ trip   │ YYYY-MM-DD hh:mm │      2 │      2 │ 0            │
-        └─────────┴────────┴─────────┴────────┴──────────────────┴────────┴────────┴──────────────┘
+                                                           Sessions
+        ┏━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━━━┓
+        ┃ session ┃ source ┃ model   ┃ parent ┃ started          ┃ last activity    ┃ active ┃ stored ┃ compactions  ┃
+        ┡━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━┩
+        │ trip    │ test   │ model-a │        │ YYYY-MM-DD hh:mm │ YYYY-MM-DD hh:mm │      3 │      7 │ 1 (1 failed) │
+        │ chat    │ other  │ model-b │ trip   │ YYYY-MM-DD hh:mm │ YYYY-MM-DD hh:mm │      2 │      2 │ 0            │
+        └─────────┴────────┴─────────┴────────┴──────────────────┴──────────────────┴────────┴────────┴──────────────┘
         """)
 
 
@@ -178,7 +178,7 @@ def test_history_marks_superseded_messages_and_shows_each_compaction_where_it_ha
         │ 2 │ m1                                   │ system    │ active           │ You plan trips.                            │
         │ 3 │ m2                                   │ user      │ superseded by v9 │ Three days in Lisbon?                      │
         │ 4 │ m3                                   │ assistant │ superseded by v9 │ Alfama, Belém, Sintra.                     │
-        │ 5 │ m4                                   │ assistant │ superseded by v9 │ calls forecast                             │
+        │ 5 │ m4                                   │ assistant │ superseded by v9 │ calls forecast({"city": "Lisbon"})         │
         │ 6 │ m5                                   │ tool      │ superseded by v9 │ 17°C, showers.                             │
         │ 7 │ m6                                   │ user      │ active           │ Where to eat?                              │
         ├───┼──────────────────────────────────────┼───────────┼──────────────────┼────────────────────────────────────────────┤
@@ -267,7 +267,7 @@ def test_events_prints_the_raw_log_one_event_per_version(
         │ 2 │ YYYY-MM-DD hh:mm:ss │ MessageAppended     │ m1 system: You plan trips.                                │
         │ 3 │ YYYY-MM-DD hh:mm:ss │ MessageAppended     │ m2 user: Three days in Lisbon?                            │
         │ 4 │ YYYY-MM-DD hh:mm:ss │ MessageAppended     │ m3 assistant: Alfama, Belém, Sintra.                      │
-        │ 5 │ YYYY-MM-DD hh:mm:ss │ MessageAppended     │ m4 assistant: calls forecast                              │
+        │ 5 │ YYYY-MM-DD hh:mm:ss │ MessageAppended     │ m4 assistant: calls forecast({"city": "Lisbon"})          │
         │ 6 │ YYYY-MM-DD hh:mm:ss │ MessageAppended     │ m5 tool: 17°C, showers.                                   │
         │ 7 │ YYYY-MM-DD hh:mm:ss │ MessageAppended     │ m6 user: Where to eat?                                    │
         │ 8 │ YYYY-MM-DD hh:mm:ss │ CompactionFailed    │ cmp_xxxxxxxx… summarize_error: summarizer timed out       │

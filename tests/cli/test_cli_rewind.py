@@ -41,7 +41,7 @@ def test_history_marks_rewound_and_restored_messages_and_shows_the_rewind_where_
         │ 2 │ m1 │ system    │ active                 │ You plan trips.                    │
         │ 3 │ m2 │ user      │ active                 │ Three days in Lisbon?              │
         │ 4 │ m3 │ assistant │ active                 │ Alfama, Belém, Sintra.             │
-        │ 5 │ m4 │ assistant │ active, restored at v9 │ calls forecast                     │
+        │ 5 │ m4 │ assistant │ active, restored at v9 │ calls forecast({"city": "Lisbon"}) │
         │ 6 │ m5 │ tool      │ rewound by v8          │ 17°C, showers.                     │
         │ 7 │ m6 │ user      │ rewound by v8          │ Where to eat?                      │
         ├───┼────┼───────────┼────────────────────────┼────────────────────────────────────┤
@@ -72,7 +72,7 @@ def test_explain_says_when_a_message_was_rewound_and_when_one_was_restored(
           added:       by MessageAppended, at version 5, YYYY-MM-DD hh:mm:ss UTC
           restored:    by MessageAppended, at version 9, YYYY-MM-DD hh:mm:ss UTC
           in context:  yes, at position 4
-          content:     calls forecast
+          content:     calls forecast({"city": "Lisbon"})
         """)
     explained = json.loads(run("explain", "trip", "m6", "--json").stdout)
     assert (explained["rewound"]["version"], explained["rewound"]["reason"]) == (8, "wrong turn")
@@ -82,12 +82,13 @@ def test_events_render_the_rewind_s_data_on_its_line(
     run: Run, rewound: str, output: Output
 ) -> None:
     lines = output(run("events", "trip")).splitlines()
-    assert "│ 8 │ YYYY-MM-DD hh:mm:ss │ Rewound         │ rewound 3: m4, m5, m6 (wrong turn)   │" in (
-        lines
+    assert "│ 8 │ YYYY-MM-DD hh:mm:ss │ Rewound         │ rewound 3: m4, m5, m6 (wrong turn)" in (
+        "\n".join(lines)
     )
-    assert "│ 9 │ YYYY-MM-DD hh:mm:ss │ MessageAppended │ m4 assistant: calls forecast         │" in (
-        lines
-    )
+    assert (
+        '│ 9 │ YYYY-MM-DD hh:mm:ss │ MessageAppended │ m4 assistant: calls forecast({"city": '
+        '"Lisbon"}) │'
+    ) in lines
     [event] = [e for e in json.loads(run("events", "trip", "--json").stdout) if e["version"] == 8]
     assert event["data"] == {"message_ids": ["m4", "m5", "m6"], "reason": "wrong turn"}
 
@@ -95,7 +96,7 @@ def test_events_render_the_rewind_s_data_on_its_line(
 def test_sessions_and_info_count_the_rewound_messages(
     run: Run, rewound: str, output: Output
 ) -> None:
-    assert "│ trip    │ test   │ model-a │ YYYY-MM-DD hh:mm │      4 │      6 │       2 │" in (
+    assert "│ trip    │ test   │ model-a │ YYYY-MM-DD hh:mm │ YYYY-MM-DD hh:mm │      4 │      6 │       2 │" in (  # noqa: E501
         output(run("sessions"))
     )
     assert "Messages:     6 stored, 4 active, 2 rewound" in output(run("info"))
@@ -108,8 +109,9 @@ def test_the_markdown_history_marks_rewound_messages_and_shows_the_rewind(
     markdown = output(run("export", "trip", "--format", "md", "--history"))
     assert "### 4. assistant · `m4` · restored at version 9" in markdown
     assert "### 6. user · `m6` · rewound at version 8" in markdown
-    assert "> **Rewind** at version 8, YYYY-MM-DD hh:mm:ss UTC: 3 rewound: m4, m5, m6 (wrong turn)" in (
-        markdown
+    assert (
+        "> **Rewind** at version 8, YYYY-MM-DD hh:mm:ss UTC: 3 rewound: m4, m5, m6 (wrong turn)"
+        in (markdown)
     )
     assert [m["id"] for m in exported(rewound, "trip")] == ["m1", "m2", "m3", "m4"]
 
@@ -118,13 +120,13 @@ def test_rewind_prints_the_messages_it_took_out_of_the_context(
     run: Run, rewound: str, output: Output
 ) -> None:
     assert output(run("rewind", "trip", "--count", "1", "--reason", "again")) == table("""\
-             Rewound from trip (1 message)
-        ┏━━━┳━━━━┳━━━━━━━━━━━┳━━━━━━━━━━━━━━━━┓
-        ┃ # ┃ id ┃ role      ┃ content        ┃
-        ┡━━━╇━━━━╇━━━━━━━━━━━╇━━━━━━━━━━━━━━━━┩
-        │ 1 │ m4 │ assistant │ calls forecast │
-        └───┴────┴───────────┴────────────────┘
-                       1 message
+                       Rewound from trip (1 message)
+        ┏━━━┳━━━━┳━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓
+        ┃ # ┃ id ┃ role      ┃ content                            ┃
+        ┡━━━╇━━━━╇━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩
+        │ 1 │ m4 │ assistant │ calls forecast({"city": "Lisbon"}) │
+        └───┴────┴───────────┴────────────────────────────────────┘
+                                 1 message
         """)
     assert json.loads(run("rewind", "trip", "--to", "m1", "--json").stdout) == TRIP[1:3]
     assert run("rewind", "trip", "--to", "m1").stdout == "Nothing to rewind in trip.\n"

@@ -11,7 +11,7 @@ def test_search_prints_the_matching_messages_of_every_session(run: Run) -> None:
     assert run("demo").exit_code == 0
     result = run("search", "jacket")
     assert result.exit_code == 0
-    assert "1 matches for 'jacket'" in result.output
+    assert "1 match for 'jacket'" in result.output
     assert "jacket" in result.output
 
 

@@ -130,7 +130,7 @@ def test_export_of_a_long_session_streams_every_message_as_stored(
 
 
 @pytest.mark.slow
-def test_history_into_a_pipe_closed_after_three_lines_ends_quietly(
+def test_history_into_a_pipe_closed_after_three_lines_ends_quietly_with_status_0(
     db: str, tmp_path: Path
 ) -> None:
     with TranscriptStore.open(db) as store:  # ~400 kB of table: more than a pipe holds
@@ -148,4 +148,4 @@ def test_history_into_a_pipe_closed_after_three_lines_ends_quietly(
     _, stderr = process.communicate(timeout=60)
     assert head[0].decode().strip() == "History of long"
     assert stderr == b""  # no BrokenPipeError, no traceback
-    assert process.returncode == 1  # click's status for a closed pipe
+    assert process.returncode == 0  # a reader that stops early is no failure
