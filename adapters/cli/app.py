@@ -16,10 +16,10 @@ from typing import Any
 
 import click
 
-from ... import TranscriptError, TranscriptStore
+from ... import TranscriptError
 from ...config import DURABILITIES, default_path, new_cipher_key
 from . import read, transfer
-from .demo import run_demo
+from .demo import demo
 from .follow import follow
 from .forget import forget
 from .inert import inert
@@ -30,7 +30,7 @@ from .projections import projections
 from .rewind import rewind
 from .search import search
 from .serve import serve
-from .support import CONTEXT_SETTINGS, StoreOpener, console, creating_store
+from .support import CONTEXT_SETTINGS, StoreOpener
 from .timeline import timeline
 
 
@@ -99,16 +99,6 @@ def cli(context: click.Context, url: str | None, durability: str | None) -> None
 
 
 @cli.command()
-@creating_store
-def demo(store: TranscriptStore) -> None:
-    """Run a short agent session with a failed and a committed compaction, then print it.
-
-    Example: transcripts --db sqlite:///demo.db demo
-    """
-    run_demo(store, console())
-
-
-@cli.command()
 def path() -> None:
     """Print where the default store file is.
 
@@ -130,6 +120,7 @@ def generate_key() -> None:
 
 
 for command in [
+    demo,
     *read.COMMANDS,
     *transfer.COMMANDS,
     projections,

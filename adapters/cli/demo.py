@@ -1,14 +1,22 @@
-"""The demo: a short agent session that survives a failed compaction and commits another."""
+"""`transcripts demo`: a short agent session that survives a failed compaction and commits
+another, in a demo store of its own (`demo.db` beside the default store) unless `--db`
+names one: the user's store is left alone."""
 
 from __future__ import annotations
 
+import shlex
 from datetime import UTC, datetime
 
+import click
+from click.core import ParameterSource
 from rich.console import Console
 from rich.text import Text
 
 from ... import TranscriptStore
-from .render import active_table, audit_table, history_table
+from ...config import default_path
+from ..exporters.streamed_timeline import streamed_timeline
+from .render_read import audit_table, context_table, timeline_table
+from .support import StoreOpener, console
 
 CONVERSATION = [
     {"role": "system", "content": "You are a careful travel assistant."},
@@ -32,6 +40,44 @@ CONVERSATION = [
 ]
 
 
+class SimulatedOutage(Exception):
+    """The failure the demo's summarizer raises on purpose."""
+
+
+SIMULATED = "simulated for the demo: the summarizer's model did not answer"
+
+
+@click.command()
+@click.pass_context
+def demo(context: click.Context) -> None:
+    """Run a short agent session with a failed and a committed compaction, print it, and
+    what to try next.
+
+    It writes to a demo store of its own, demo.db beside the default store (`transcripts
+    path`), never to the default store nor to $TRANSCRIPTS_URL's; `--db` names another.
+
+    Example: transcripts demo
+    """
+    opener: StoreOpener = context.obj
+    url = demo_url(context, opener)
+    with StoreOpener(url, opener.durability).open(create=True) as store:
+        session_id = run_demo(store, console())
+    db = shlex.quote(url)
+    click.echo("\nTry next:")
+    click.echo(f"  transcripts --db {db} history {session_id}")
+    click.echo(f"  transcripts --db {db} audit {session_id}")
+    click.echo(f"  transcripts --db {db} search lisbon")
+
+
+def demo_url(context: click.Context, opener: StoreOpener) -> str:
+    """`--db` if given on the command line, else the demo store beside the default one (a
+    bare file path: `--db` takes it)."""
+    root = context.find_root()
+    if opener.url and root.get_parameter_source("url") == ParameterSource.COMMANDLINE:
+        return opener.url
+    return str(default_path().with_name("demo.db"))
+
+
 def run_demo(store: TranscriptStore, console: Console) -> str:
     """Run the demo session on `store`, print what it stored, return its session id."""
     session_id = datetime.now(UTC).strftime("demo-%Y%m%d-%H%M%S-%f")
@@ -42,12 +88,14 @@ def run_demo(store: TranscriptStore, console: Console) -> str:
     )
 
     def summarizer_down(messages: list[dict]) -> list[dict]:
-        raise RuntimeError("database is locked")
+        raise SimulatedOutage(SIMULATED)
 
     failed = store.compact(session_id, summarizer_down, reason="context over budget")
     console.print(
-        f"Compaction failed ({failed.failure}: {failed.error}); "
-        f"{len(failed.messages)} messages still active, none lost or duplicated."
+        f"Simulated failure: the summarizer raised on purpose ({failed.error}), so the "
+        f"compaction failed ({failed.failure}); {len(failed.messages)} messages still active, "
+        "none lost or duplicated.",
+        markup=False,
     )
     store.sync(session_id, failed.messages)  # the agent's flush: stores nothing new
 
@@ -69,7 +117,7 @@ def run_demo(store: TranscriptStore, console: Console) -> str:
         f"Compaction committed: {len(older)} messages superseded by one summary; "
         f"{len(committed.messages)} active."
     )
-    console.print(active_table(store.active(session_id)))
-    console.print(history_table(store.history(session_id)))
-    console.print(audit_table(store.compactions(session_id)))
+    console.print(context_table(store.active(session_id), "Active context"))
+    console.print(timeline_table(list(streamed_timeline(store, session_id)), "History"))
+    console.print(audit_table(store.compactions(session_id), with_sessions=False))
     return session_id

@@ -24,7 +24,7 @@ from .render_read import (
     sessions_table,
 )
 from .session_reads import events, history, show
-from .streaming import is_pipe, plain_lines
+from .streaming import echo_json, is_pipe, jsonl_option, plain_lines
 from .support import console, json_option, parse_since, with_store
 
 
@@ -140,6 +140,7 @@ def sessions(
 @click.argument("attempt_id", metavar="[ATTEMPT_ID]", required=False)
 @click.option("--failed", is_flag=True, help="Only the failed attempts.")
 @json_option
+@jsonl_option
 @with_store
 def audit(
     store: TranscriptStore,
@@ -147,6 +148,7 @@ def audit(
     attempt_id: str | None,
     failed: bool,
     as_json: bool,
+    as_jsonl: bool,
 ) -> None:
     """List compaction attempts, committed and failed: what they changed, why, tokens saved.
 
@@ -158,7 +160,9 @@ def audit(
     """
     if session_id is not None and attempt_id is not None:
         whole = store.compaction(session_id, unique_attempt_id(store, session_id, attempt_id))
-        if as_json:
+        if as_jsonl:
+            echo_json([whole], lines=True)
+        elif as_json:
             click.echo(to_json(whole))
         else:
             for line in attempt_lines(whole):
@@ -175,7 +179,9 @@ def audit(
         for attempt in store.compactions(each)
         if not failed or attempt["status"] == "failed"
     ]
-    if as_json:
+    if as_jsonl:
+        echo_json(attempts, lines=True)
+    elif as_json:
         click.echo(to_json(attempts))
     elif not attempts:
         click.echo("No failed compaction attempts." if failed else "No compaction attempts.")

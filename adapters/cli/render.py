@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from typing import Any
 
 import orjson
@@ -53,46 +52,6 @@ def short_id(identifier: str | None) -> str:
     return identifier if len(identifier) <= SHORT_ID else identifier[: SHORT_ID - 1] + "…"
 
 
-def active_table(messages: Sequence[dict[str, Any]], title: str = "Active context") -> Table:
-    table = make_table(title, "#", "id", "role", "content")
-    for position, message in enumerate(messages, 1):
-        table.add_row(str(position), short_id(message["id"]), message["role"], snippet(message))
-    return table
-
-
-def history_table(entries: Sequence[dict[str, Any]], title: str = "History") -> Table:
-    table = make_table(title, "id", "role", "state", "content")
-    for entry in entries:
-        if entry["superseded_by"]:
-            state = f"superseded by {short_id(entry['superseded_by'])}"
-        elif entry["added_by"]:
-            state = f"added by {short_id(entry['added_by'])}"
-        else:
-            state = "active"
-        style = "dim" if not entry["active"] else None
-        message = entry["message"]
-        table.add_row(short_id(entry["id"]), message["role"], state, snippet(message), style=style)
-    return table
-
-
-def audit_table(attempts: Sequence[dict[str, Any]], title: str = "Compaction audit") -> Table:
-    table = make_table(title, "at", "id", "status", "change", "tokens", "reason / error")
-    for attempt in attempts:
-        explanation = attempt["reason"]
-        if attempt["failure"]:
-            explanation += f" — {attempt['failure']}: {attempt['error']}"
-        table.add_row(
-            _time(attempt["at"]),
-            short_id(attempt["id"]),
-            attempt["status"],
-            f"-{len(attempt['superseded'])} +{len(attempt['added'])}",
-            _tokens(attempt["tokens_before"], attempt["tokens_after"]),
-            explanation,
-            style="red" if attempt["status"] == "failed" else "green",
-        )
-    return table
-
-
 def make_table(title: str, *columns: str) -> Table:
     """A table whose last column wraps and whose other columns stay on one line."""
     table = Table(title=title)
@@ -100,16 +59,6 @@ def make_table(title: str, *columns: str) -> Table:
         table.add_column(column, no_wrap=True)
     table.add_column(columns[-1], ratio=1)
     return table
-
-
-def _time(at: datetime) -> str:
-    return at.strftime("%H:%M:%S")
-
-
-def _tokens(before: int | None, after: int | None) -> str:
-    if before is None or after is None:
-        return ""
-    return f"{before}→{after}"
 
 
 def status_table(statuses: Sequence[ViewStatus]) -> Table:
