@@ -36,6 +36,7 @@ from .. import (
 )
 
 Progress = Callable[[int, int], None]
+CHECKED = 1000  # events read back between progress calls
 Same = Callable[[LogRecord, LogRecord], bool]
 
 
@@ -68,9 +69,15 @@ def migrate(
     target_key: str | None = None,
     progress: Progress | None = None,
     rebuild_progress: Progress | None = None,
+    check_progress: Progress | None = None,
+    verify_progress: Progress | None = None,
 ) -> Migration:
     """Copy every event of the store at `source_url` into the store at `target_url`,
     then check the copy, rebuild the target's views and verify them.
+
+    Each phase reports its own `progress(done, total)`: `progress` the events copied (log
+    positions), `check_progress` the events read back, `rebuild_progress` the events
+    replayed into the views, `verify_progress` the sessions verified.
 
     The cipher keys default to `$TRANSCRIPTS_CIPHER_KEY`; "" means a plain store."""
     source_config = StoreConfig.from_url(source_url, cipher_key=source_key)
@@ -95,9 +102,9 @@ def migrate(
             if progress is not None:
                 progress(page[-1].position, head)
         same = _decoded_equal(source, copy) if recode else _stored_equal
-        migration.mismatches = _compare(source, copy, before, same)
+        migration.mismatches = _compare(source, copy, before, same, check_progress)
         target.rebuild_projections(rebuild_progress)
-        migration.report = target.verify_projections()
+        migration.report = target.verify_projections(verify_progress)
     return migration
 
 
@@ -160,11 +167,19 @@ def _records(log: StoredLog, after: int = 0) -> Iterator[LogRecord]:
     return (record for page in log.pages(after) for record in page)
 
 
-def _compare(source: StoredLog, target: StoredLog, after: int, same: Same) -> list[str]:
-    """Read the copy back: the target's events after `after` must be the source's log."""
+def _compare(
+    source: StoredLog, target: StoredLog, after: int, same: Same, progress: Progress | None
+) -> list[str]:
+    """Read the copy back: the target's events after `after` must be the source's log
+    (`progress(position, head)` of the source, every CHECKED events)."""
     mismatches: list[str] = []
     copied = _records(target, after)
+    head = source.head()
+    if progress is not None:
+        progress(0, head)
     for original in _records(source):
+        if progress is not None and original.position % CHECKED == 0:
+            progress(original.position, head)
         copy = next(copied, None)
         if copy is None:
             return [*mismatches, f"the copy ends before source event {original.position}"]

@@ -79,17 +79,22 @@ class ViewMaintenance:
         `follow_projections`); a failure of the follower is raised when the block ends."""
         return in_background(self.follow_projections)
 
-    def verify_projections(self) -> VerifyReport:
+    def verify_projections(self, progress: Progress | None = None) -> VerifyReport:
         """Diff every view against an independent fold of the log.
 
         Events that cannot be decoded or applied are left out of the fold, as the views
-        leave them out: they are reported as quarantined.
+        leave them out: they are reported as quarantined. `progress(done, total)` is called
+        with the sessions verified, first with 0.
         """
-        return self._read(lambda: verify(self._log, self._views), "verify the views")
+        arguments.callback(progress, "progress")
+        return self._read(lambda: verify(self._log, self._views, progress), "verify the views")
 
 
-def verify(log: TranscriptLog, views: TranscriptViews) -> VerifyReport:
-    """Diff every view against an independent fold of the log.
+def verify(
+    log: TranscriptLog, views: TranscriptViews, progress: Progress | None = None
+) -> VerifyReport:
+    """Diff every view against an independent fold of the log (`progress(done, total)`: the
+    sessions verified, first with 0).
 
     Events that cannot be decoded or applied are left out of the fold, as the views leave
     them out: they are reported as quarantined.
@@ -98,7 +103,9 @@ def verify(log: TranscriptLog, views: TranscriptViews) -> VerifyReport:
     known = set(in_log)
     sessions = [*in_log, *(s for s in views.session_ids() if s not in known)]
     problems = quarantine_problems(views.quarantined())
-    for session_id in sessions:
+    for done, session_id in enumerate(sessions):
+        if progress is not None:
+            progress(done, len(sessions))
         if session_id not in known:
             problems += compare_session(session_id, None, views.rows(session_id))
             continue
@@ -109,6 +116,8 @@ def verify(log: TranscriptLog, views: TranscriptViews) -> VerifyReport:
         )
         if whole:  # else quarantined: its writes are refused
             problems += index_problems(session_id, index, events)
+    if progress is not None:
+        progress(len(sessions), len(sessions))
     return VerifyReport(sessions=len(sessions), problems=problems)
 
 

@@ -9,7 +9,7 @@ import click
 from ...config import CIPHER_KEY_VARIABLE
 from ..migration import migrate
 from .inert import echo
-from .render import progress_bar
+from .progress import progress_phases, quiet_option
 from .support import CONTEXT_SETTINGS
 
 
@@ -41,29 +41,39 @@ from .support import CONTEXT_SETTINGS
     metavar="NAME",
     help="The environment variable holding the target's cipher key (unset: a plain store).",
 )
+@quiet_option
 def migrate_command(
-    source: str, target: str, append: bool, source_key_variable: str, target_key_variable: str
+    source: str,
+    target: str,
+    append: bool,
+    source_key_variable: str,
+    target_key_variable: str,
+    quiet: bool,
 ) -> None:
     """Copy a whole store to another one, e.g. SQLite to PostgreSQL or back.
 
     Every stored event is copied as it is, in log order (ids, versions and timestamps
     unchanged); then the copy is compared with the source, and the target's views are
-    rebuilt and verified. Exit status 1 if the check or the verification fails. A target
+    rebuilt and verified, each phase with its progress bar (on a terminal, unless
+    --quiet). Exit status 1 if the check or the verification fails. A target
     with events is refused unless --append. `--db` is not used. To encrypt a plain store,
     or change its key, name the variables holding the keys: `NEW=$(transcripts
     generate-key) transcripts migrate --from … --to … --to-key-env NEW`.
 
     Example: transcripts migrate --from sqlite:///transcripts.db --to postgresql://localhost/agents
     """
-    with progress_bar("Copying events, then rebuilding views") as progress:
+    with progress_phases(quiet=quiet) as phases:
+        phases.start("Opening the stores")
         migration = migrate(
             source,
             target,
             append=append,
             source_key=os.environ.get(source_key_variable, ""),
             target_key=os.environ.get(target_key_variable, ""),
-            progress=progress,
-            rebuild_progress=progress,
+            progress=phases.phase("Copying events"),
+            check_progress=phases.phase("Checking the copy"),
+            rebuild_progress=phases.phase("Rebuilding the views"),
+            verify_progress=phases.phase("Verifying the views"),
         )
     click.echo(
         f"Copied {migration.events} events of {migration.sessions} sessions "

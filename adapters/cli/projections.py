@@ -8,7 +8,8 @@ import click
 
 from ... import TranscriptStore
 from .inert import echo
-from .render import progress_bar, status_table, to_json
+from .progress import progress_bar, quiet_option
+from .render import status_table, to_json
 from .support import CONTEXT_SETTINGS, console, json_option, with_store
 
 
@@ -36,38 +37,44 @@ def projections_status(store: TranscriptStore, as_json: bool) -> None:
 
 
 @projections.command("rebuild")
+@quiet_option
 @with_store
-def projections_rebuild(store: TranscriptStore) -> None:
+def projections_rebuild(store: TranscriptStore, quiet: bool) -> None:
     """Replay the whole log into fresh views and swap them in atomically.
 
     Example: transcripts projections rebuild
     """
-    with progress_bar("Rebuilding views") as progress:
+    with progress_bar("Rebuilding views", quiet=quiet) as progress:
         replayed = store.rebuild_projections(progress)
     click.echo(f"Rebuilt the views from {replayed} events.")
 
 
 @projections.command("catch-up")
+@quiet_option
 @with_store
-def projections_catch_up(store: TranscriptStore) -> None:
+def projections_catch_up(store: TranscriptStore, quiet: bool) -> None:
     """Project the events the views have not seen yet (queries do this by themselves).
 
     Example: transcripts projections catch-up
     """
-    with progress_bar("Catching up") as progress:
+    with progress_bar("Catching up", quiet=quiet) as progress:
         projected = store.catch_up_projections(progress)
     click.echo(f"Projected {projected} events.")
 
 
 @projections.command("verify")
 @json_option
+@quiet_option
 @with_store
-def projections_verify(store: TranscriptStore, as_json: bool) -> None:
+def projections_verify(store: TranscriptStore, as_json: bool, quiet: bool) -> None:
     """Diff every view against an independent fold of the log; exit 1 if they disagree.
+
+    A progress bar counts the sessions verified (on a terminal, unless --quiet).
 
     Example: transcripts projections verify
     """
-    report = store.verify_projections()
+    with progress_bar("Verifying sessions", quiet=quiet) as progress:
+        report = store.verify_projections(progress)
     if as_json:
         click.echo(
             to_json(

@@ -1,14 +1,11 @@
-"""Tables for people: the active context, the history and the compaction audit, with rich."""
+"""What the commands share: a message's text, short ids, the views' status table, JSON."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from ... import ViewStatus
@@ -77,30 +74,6 @@ def status_table(statuses: Sequence[ViewStatus]) -> Table:
             style="red" if status.lag or status.quarantined else None,
         )
     return table
-
-
-@contextmanager
-def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
-    """A rich progress bar, driven by the library's `progress(done, total)` callbacks.
-
-    It draws on stderr, and only on a terminal: stdout stays the command's output.
-    """
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-    )
-    console = Console(stderr=True)
-    with Progress(
-        *columns, console=console, transient=True, disable=not console.is_terminal
-    ) as bar:
-        task = bar.add_task(description, total=None)
-
-        def advance(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        yield advance
 
 
 def to_json(value: object) -> str:

@@ -18,7 +18,8 @@ from ..importers.codex import import_codex
 from ..importers.hermes import import_hermes
 from ..importers.jsonl import JsonlSession, import_session, read_jsonl
 from .inert import echo
-from .render import progress_bar, to_json
+from .progress import progress_bar, progress_phases, quiet_option
+from .render import to_json
 from .render_claude_code import claude_code_notes, claude_code_report_table, claude_code_summary
 from .render_codex import codex_notes, codex_report_table, codex_summary
 from .render_read import hermes_report_table, hermes_summary, plural
@@ -42,8 +43,11 @@ def import_() -> None:
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--dry-run", is_flag=True, help="Print the report without writing anything.")
 @json_option
+@quiet_option
 @creating_store
-def import_hermes_command(store: TranscriptStore, path: Path, dry_run: bool, as_json: bool) -> None:
+def import_hermes_command(
+    store: TranscriptStore, path: Path, dry_run: bool, as_json: bool, quiet: bool
+) -> None:
     """Import a Hermes agent session store (state.db), repairing failed-commit corruption.
 
     Reads schema versions 11 to 31 (every hermes-agent release). Each session gets a
@@ -57,7 +61,8 @@ def import_hermes_command(store: TranscriptStore, path: Path, dry_run: bool, as_
 
     Example: transcripts import hermes ~/.hermes/state.db --dry-run
     """
-    with progress_bar(f"Reading {path.name}" if dry_run else f"Importing {path.name}") as bar:
+    label = f"Reading {path.name}" if dry_run else f"Importing {path.name}"
+    with progress_bar(label, quiet=quiet) as bar:
         reports = import_hermes(store, path, dry_run=dry_run, progress=bar)
     if as_json:
         click.echo(to_json([{**asdict(report), "dry_run": dry_run} for report in reports]))
@@ -70,9 +75,10 @@ def import_hermes_command(store: TranscriptStore, path: Path, dry_run: bool, as_
 @click.argument("paths", metavar="[PATH]...", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--dry-run", is_flag=True, help="Print the report without writing anything.")
 @json_option
+@quiet_option
 @creating_store
 def import_codex_command(
-    store: TranscriptStore, paths: tuple[Path, ...], dry_run: bool, as_json: bool
+    store: TranscriptStore, paths: tuple[Path, ...], dry_run: bool, as_json: bool, quiet: bool
 ) -> None:
     """Import Codex CLI rollouts: each rollout file becomes one session.
 
@@ -89,7 +95,7 @@ def import_codex_command(
     Example: transcripts import codex ~/.codex/sessions/2026/12 --dry-run
     """
     label = "Reading rollouts" if dry_run else "Importing rollouts"
-    with progress_bar(label) as bar:
+    with progress_bar(label, quiet=quiet) as bar:
         reports = import_codex(store, paths, dry_run=dry_run, progress=bar)
     if as_json:
         click.echo(to_json([{**asdict(report), "dry_run": dry_run} for report in reports]))
@@ -107,9 +113,10 @@ def import_codex_command(
 @click.argument("paths", metavar="[PATH]...", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--dry-run", is_flag=True, help="Print the report without writing anything.")
 @json_option
+@quiet_option
 @creating_store
 def import_claude_code_command(
-    store: TranscriptStore, paths: tuple[Path, ...], dry_run: bool, as_json: bool
+    store: TranscriptStore, paths: tuple[Path, ...], dry_run: bool, as_json: bool, quiet: bool
 ) -> None:
     """Import Claude Code sessions: each session file becomes one session.
 
@@ -121,7 +128,8 @@ def import_claude_code_command(
 
     Example: transcripts import claude-code ~/.claude/projects --dry-run
     """
-    with progress_bar("Reading sessions" if dry_run else "Importing sessions") as bar:
+    label = "Reading sessions" if dry_run else "Importing sessions"
+    with progress_bar(label, quiet=quiet) as bar:
         reports = import_claude_code(store, paths, dry_run=dry_run, progress=bar)
     if as_json:
         click.echo(to_json([{**asdict(report), "dry_run": dry_run} for report in reports]))
@@ -143,47 +151,59 @@ def import_claude_code_command(
     is_flag=True,
     help="Import the good files even if others fail (exit 1 at the end if any failed).",
 )
+@quiet_option
 @creating_store
-def import_jsonl(store: TranscriptStore, paths: tuple[Path, ...], keep_going: bool) -> None:
+def import_jsonl(
+    store: TranscriptStore, paths: tuple[Path, ...], keep_going: bool, quiet: bool
+) -> None:
     """Import OpenAI-style chat messages, one JSON object per line.
 
     Each file is one session named after the file's stem, unless a line has a `session_id`
     field. Every line is checked first: a malformed line names its file and line, and
     nothing of that file is imported. Lines keep their "id"; lines without one get an id
     derived from the file name, the session, their place and content, so importing the
-    same file again stores nothing new.
+    same file again stores nothing new. Progress bars (on a terminal, unless --quiet) count
+    the files read, then the messages stored.
 
     Example: transcripts import jsonl chats/*.jsonl --keep-going
     """
     failures = 0
     read: list[JsonlSession] = []
-    for path in paths:
-        try:
-            read += read_jsonl(path)
-        except TranscriptError as error:
-            if not keep_going:
-                raise
-            failures += 1
-            echo(f"Error: {error}", err=True)
-    new = 0
-    imported: set[str] = set()
-    for session in read:
-        try:
-            report = import_session(store, session)
-        except TranscriptError as error:
-            message = f"{session.path}: session {session.session_id}: {error}"
-            if not keep_going:
-                raise TranscriptError(message) from None
-            failures += 1
-            echo(f"Error: {message}", err=True)
-            continue
-        new += report.new
-        imported.add(report.session_id)
-        stored = "already stored" if report.messages and not report.new else f"{report.new} new"
-        echo(
-            f"{report.path}: session {report.session_id}: {plural(report.messages, 'message')}, "
-            f"{stored}" + (" (new session)" if report.started else "")
-        )
+    with progress_phases(quiet=quiet) as phases:
+        reading = phases.phase("Reading files")
+        for done, path in enumerate(paths, 1):
+            try:
+                read += read_jsonl(path)
+            except TranscriptError as error:
+                if not keep_going:
+                    raise
+                failures += 1
+                echo(f"Error: {error}", err=True)
+            reading(done, len(paths))
+        storing = phases.phase("Storing messages")
+        total, done = sum(len(session.messages) for session in read), 0
+        new = 0
+        imported: set[str] = set()
+        for session in read:
+            storing(done, total)
+            done += len(session.messages)
+            try:
+                report = import_session(store, session)
+            except TranscriptError as error:
+                message = f"{session.path}: session {session.session_id}: {error}"
+                if not keep_going:
+                    raise TranscriptError(message) from None
+                failures += 1
+                echo(f"Error: {message}", err=True)
+                continue
+            new += report.new
+            imported.add(report.session_id)
+            stored = "already stored" if report.messages and not report.new else f"{report.new} new"
+            echo(
+                f"{report.path}: session {report.session_id}: "
+                f"{plural(report.messages, 'message')}, {stored}"
+                + (" (new session)" if report.started else "")
+            )
     click.echo(f"Imported {plural(new, 'new message')} into {plural(len(imported), 'session')}.")
     if failures:
         raise click.ClickException(f"not everything was imported: {failures} error(s) above.")
