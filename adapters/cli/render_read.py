@@ -14,7 +14,7 @@ from ..exporters.timeline import (
     tokens_saved,
     when,
 )
-from .render import make_table, short_id, snippet
+from .render import make_table, message_text, short_id
 from .table_rows import (
     CONTEXT_COLUMNS,
     EVENT_COLUMNS,
@@ -291,5 +291,5 @@ def explanation_lines(explained: dict[str, Any]) -> list[str]:
         f"  added:       {how}, at version {added['version']}, {when(added['at'])} UTC",
         *restore,
         f"  in context:  {in_context}",
-        f"  content:     {snippet(explained['message'])}",
+        f"  content:     {message_text(explained['message'])}",
     ]

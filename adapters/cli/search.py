@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 from rich.text import Text
 
 from ... import TranscriptStore
 from .inert import inert
 from .render import make_table, short_id
-from .streaming import echo_json, jsonl_option
+from .streaming import echo_json, is_pipe, jsonl_option, plain_lines
 from .support import console, json_option, with_store
+from .table_rows import Row
 
 
 @click.command()
@@ -44,7 +47,8 @@ def search(
     also prefix* and NEAR(a b) (FTS5 syntax), on PostgreSQL -word (web-search syntax).
 
     Prints "no matches" when none (exit 0), and "showing N of more" when there are more
-    than N.
+    than N. In a pipe: a header line, then one tab-separated line a hit (the count on
+    stderr).
 
     Example: transcripts search 'lisbon AND weather' --role assistant
     """
@@ -62,16 +66,33 @@ def search(
     title = f"{len(hits)} {'match' if len(hits) == 1 else 'matches'} for {query!r}"
     if more:
         title = f"Showing {len(hits)} of more matches for {query!r} (-n to show more)"
-    table = make_table(title, "session", "message", "role", "active", "snippet")
+    output = console()
+    if is_pipe(output):  # one line a hit, ids whole; the count on stderr
+        rows = (
+            Row((hit["session_id"], hit["message_id"], hit["role"], _yes(hit), hit["snippet"]))
+            for hit in hits
+        )
+        for line in plain_lines(COLUMNS, rows):
+            click.echo(line, nl=False)
+        click.echo(inert(title), err=True)
+        return
+    table = make_table(title, *COLUMNS)
     for hit in hits:
         table.add_row(
             short_id(hit["session_id"]),
             short_id(hit["message_id"]),
             hit["role"],
-            "yes" if hit["active"] else "no",
+            _yes(hit),
             highlighted(hit["snippet"]),
         )
-    console().print(table)
+    output.print(table)
+
+
+COLUMNS = ("session", "message", "role", "active", "snippet")
+
+
+def _yes(hit: dict[str, Any]) -> str:
+    return "yes" if hit["active"] else "no"
 
 
 def highlighted(snippet: str) -> Text:

@@ -170,3 +170,26 @@ def long_store(tmp_path_factory: pytest.TempPathFactory) -> str:
         for i in range(3000):
             store.start(f"session-{i:04}")
     return url
+
+
+@pytest.mark.slow
+def test_in_a_pipe_search_prints_one_line_a_hit_with_whole_ids_and_the_count_on_stderr(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    story(sqlite_url)
+    environment = {**os.environ}
+    environment.pop("COLUMNS", None)
+    searched = subprocess.run(
+        [sys.executable, "-m", "transcripts", "--db", sqlite_url, "search", "lisbon", "-n", "2"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert searched.returncode == 0
+    header, *hits = searched.stdout.splitlines()
+    assert header == "session\tmessage\trole\tactive\tsnippet"
+    assert len(hits) == 2
+    assert all(hit.split("\t")[0] == "trip" and "«lisbon»" in hit for hit in hits)
+    assert searched.stderr == "Showing 2 of more matches for 'lisbon' (-n to show more)\n"
