@@ -38,6 +38,15 @@ tail_option = click.option(
 )
 
 
+EVENT_TYPES = (  # as `events()` names them
+    "Started",
+    "MessageAppended",
+    "CompactionCommitted",
+    "CompactionFailed",
+    "Rewound",
+    "StateChanged",
+    "Erased",
+)
 full_option = click.option(
     "--full",
     is_flag=True,
@@ -173,8 +182,9 @@ def history(
     "--type",
     "types",
     multiple=True,
+    type=click.Choice(EVENT_TYPES),
     metavar="TYPE",
-    help="Only events of this type (MessageAppended, CompactionCommitted, …); repeatable.",
+    help=f"Only events of this type ({', '.join(EVENT_TYPES)}); repeatable.",
 )
 @click.option(
     "--after", type=click.IntRange(min=0), default=0, metavar="V", help="Only after version V."

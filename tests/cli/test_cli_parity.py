@@ -67,6 +67,8 @@ def test_events_filters_by_type_and_version_and_keeps_the_last_n(durable_url: st
     ]
     table = run_cli(durable_url, "events", "trip", "--type", "Rewound").stdout
     assert "Rewound" in table and "MessageAppended" not in table
+    mistyped = run_cli(durable_url, "events", "trip", "--type", "Rewind")
+    assert mistyped.exit_code == 2 and "'Rewind' is not one of 'Started'" in mistyped.stderr
 
 
 def test_sessions_are_listed_by_last_activity_with_a_column_for_it(durable_url: str) -> None:
