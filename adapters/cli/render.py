@@ -10,7 +10,6 @@ from rich.table import Table
 
 from ... import ViewStatus
 
-SNIPPET = 60
 SHORT_ID = 13
 
 
@@ -34,12 +33,6 @@ def message_text(message: dict[str, Any], *, full: bool = False) -> str:
     if full:
         return "\n".join(piece.strip("\n") for piece in pieces)
     return " ".join(" ".join(piece.split()) for piece in pieces)
-
-
-def snippet(message: dict[str, Any]) -> str:
-    """A one-line preview of a message (`message_text`, cut at SNIPPET characters)."""
-    text = message_text(message)
-    return text if len(text) <= SNIPPET else text[: SNIPPET - 1] + "…"
 
 
 def short_id(identifier: str | None) -> str:
