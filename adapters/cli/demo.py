@@ -62,6 +62,10 @@ def demo(context: click.Context) -> None:
     url = demo_url(context, opener)
     with StoreOpener(url, opener.durability).open(create=True) as store:
         session_id = run_demo(store, console())
+        kept = store.config.location.persistent
+    if not kept:
+        click.echo("\nThe store was in memory: it is gone now. Give --db a file to keep it.")
+        return
     db = shlex.quote(url)
     click.echo("\nTry next:")
     click.echo(f"  transcripts --db {db} history {session_id}")

@@ -88,3 +88,15 @@ def test_db_still_names_the_store_the_demo_writes_to(tmp_path: Path) -> None:
     assert files(home) == []  # neither the default store nor the demo store
     with TranscriptStore.open(f"sqlite:///{chosen}") as store:
         assert [session["source"] for session in store.sessions()] == ["demo"]
+
+
+def test_a_demo_in_memory_says_its_store_is_gone_rather_than_suggesting_commands(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    demo = transcripts("--db", "memory://", "demo", home=home)
+    assert demo.returncode == 0, demo.stderr
+    assert "Try next:" not in demo.stdout
+    assert demo.stdout.splitlines()[-1].startswith("The store was in memory: it is gone now.")
+    assert files(home) == []
