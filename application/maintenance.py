@@ -111,11 +111,12 @@ def verify(
             continue
         index = log.backend.read_index(log, transcript_id(session_id))  # then the log
         events, whole = log.readable_events(session_id)
-        problems += compare_session(
-            session_id, SessionFold.of_readable(events), views.rows(session_id)
-        )
-        if whole:  # else quarantined: its writes are refused
-            problems += index_problems(session_id, index, events)
+        fold = SessionFold.of_readable(events)
+        # else quarantined: its writes are refused
+        in_index = index_problems(session_id, index, events) if whole else []
+        del index, events  # the fold is all the rest needs: their memory goes before the rows
+        problems += compare_session(session_id, fold, views.rows(session_id))
+        problems += in_index
     if progress is not None:
         progress(len(sessions), len(sessions))
     return VerifyReport(sessions=len(sessions), problems=problems)

@@ -7,14 +7,16 @@ changed or misordered row.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
+from itertools import zip_longest
 from typing import Any
 
 from ..domain.messages import with_id
 from ..domain.transcript import transcript_id
-from .fold import SessionFold
-from .rows import QuarantineRow, SessionRow
+from .fold import HistoryEntry, SessionFold
+from .rows import HistoryRow, QuarantineRow, SessionRow
 from .views import SessionRows
 
 
@@ -50,40 +52,9 @@ def compare_session(session_id: str, fold: SessionFold | None, rows: SessionRows
     stored_active = [
         (row.message_id, {"role": row.role, "message": row.message}) for row in rows.active
     ]
-    expected_history = [
-        (
-            entry.id,
-            {
-                "role": entry.message["role"],
-                "message": with_id(entry.id, entry.message),
-                "active": entry.active,
-                "superseded_by": entry.superseded_by,
-                "added_by": entry.added_by,
-                "appended_at": entry.appended_at,
-                "appended_version": entry.appended_version,
-                "rewound_version": entry.rewound_version,
-                "restored_version": entry.restored_version,
-            },
-        )
-        for entry in fold.entries.values()
-    ]
-    stored_history = [
-        (
-            row.message_id,
-            {
-                "role": row.role,
-                "message": row.message,
-                "active": row.active,
-                "superseded_by": row.superseded_by,
-                "added_by": row.added_by,
-                "appended_at": row.appended_at,
-                "appended_version": row.appended_version,
-                "rewound_version": row.rewound_version,
-                "restored_version": row.restored_version,
-            },
-        )
-        for row in rows.history
-    ]
+    history = fold.entries.values()
+    expected_history = partial(map, _expected_history_row, history)  # made on demand
+    stored_history = partial(map, _stored_history_row, rows.history)
     expected_attempts = [
         (entry["id"], {**entry, "counts": (len(entry["superseded"]), len(entry["added"]))})
         for entry in fold.compactions
@@ -98,7 +69,7 @@ def compare_session(session_id: str, fold: SessionFold | None, rows: SessionRows
     problems = [
         *_diff_list(session_id, "active_messages", expected_active, stored_active),
         *_positions(session_id, "active_messages", [row.position for row in rows.active]),
-        *_diff_list(session_id, "message_history", expected_history, stored_history),
+        *_diff_lazily(session_id, "message_history", expected_history, stored_history),
         *_positions(session_id, "message_history", [row.seq for row in rows.history]),
         *_diff_list(session_id, "compaction_attempts", expected_attempts, stored_attempts),
         *_diff_session(session_id, fold, rows.session),
@@ -139,6 +110,51 @@ def quarantine_problems(rows: Sequence[QuarantineRow]) -> list[Problem]:
         )
         for row in rows
     ]
+
+
+def _expected_history_row(entry: HistoryEntry) -> tuple[str, dict[str, Any]]:
+    """A fold entry as its `message_history` row must be (`_diff_list`'s key and value)."""
+    return entry.id, {
+        "role": entry.message["role"],
+        "message": with_id(entry.id, entry.message),
+        "active": entry.active,
+        "superseded_by": entry.superseded_by,
+        "added_by": entry.added_by,
+        "appended_at": entry.appended_at,
+        "appended_version": entry.appended_version,
+        "rewound_version": entry.rewound_version,
+        "restored_version": entry.restored_version,
+    }
+
+
+def _stored_history_row(row: HistoryRow) -> tuple[str, dict[str, Any]]:
+    """A `message_history` row as `_expected_history_row` says it."""
+    return row.message_id, {
+        "role": row.role,
+        "message": row.message,
+        "active": row.active,
+        "superseded_by": row.superseded_by,
+        "added_by": row.added_by,
+        "appended_at": row.appended_at,
+        "appended_version": row.appended_version,
+        "rewound_version": row.rewound_version,
+        "restored_version": row.restored_version,
+    }
+
+
+def _diff_lazily(
+    session_id: str,
+    view: str,
+    expected: Callable[[], Iterable[tuple[str, Any]]],
+    stored: Callable[[], Iterable[tuple[str, Any]]],
+) -> list[Problem]:
+    """`_diff_list` of two lists made on demand: compared pair by pair first, holding none
+    of them (a long history's rows as dicts would double its memory), made whole only if
+    they differ."""
+    pairs = zip_longest(expected(), stored())
+    if all(want is not None and want == got for want, got in pairs):
+        return []
+    return _diff_list(session_id, view, list(expected()), list(stored()))
 
 
 def _diff_list(
