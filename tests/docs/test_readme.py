@@ -21,7 +21,8 @@ def readme_commands() -> list[str]:
 
 def normalized(line: str) -> str:
     """A line of the demo's output without what changes from run to run (ids, times)."""
-    line = re.sub(r"\b(msg|cmp)_[0-9a-f]+…", r"\1_…", line)
+    line = re.sub(r"\b(msg|cmp)_[0-9a-f]+…?", r"\1_…", line)
+    line = re.sub(r"\d{4}-\d\d-\d\d", "yyyy-mm-dd", line)
     line = re.sub(r"demo-\d{8}-\d{6}-\d+", "demo-…", line)
     return re.sub(r"\d\d:\d\d:\d\d", "hh:mm:ss", line).rstrip()
 

@@ -29,10 +29,13 @@ def run(block: Block, folder: Path) -> subprocess.CompletedProcess[str]:
         command = ["bash", "-euo", "pipefail", "-c", block.code]
     else:
         raise AssertionError(f"{block.name}: a runnable block must be bash, sh or python")
+    home = folder / "home"
     env = {
-        **os.environ,
+        **{name: value for name, value in os.environ.items() if not name.startswith("TRANSCRIPTS_")},
         "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
         "COLUMNS": "100",
+        "HOME": str(home),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
     }
     return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
 
