@@ -19,6 +19,7 @@ SHOWS = {
     "openai_agents_session.py": "California.",
     "langchain_history.py": "Your name is Ada.",
     "pydantic_ai_conversation.py": "4 messages: two turns",
+    "claude_agent_sdk_store.py": "compaction committed: tokens 1200 -> 90",
 }
 
 
