@@ -176,25 +176,6 @@ class Planner:
             self._append(record)
 
 
-def _compact(self, summary: dict[str, Any] | None) -> None:
-    """Plan the waiting boundary with `summary`, then the records held after it."""
-    assert self._boundary is not None
-    _compact(self.plan, self.messages, self._boundary, summary)
-    held, self._boundary, self._held = self._held, None, []
-    for record in held:
-        self._append(record)
-
-
-def _append_all(
-    plan: Plan, messages: dict[str, dict[str, Any]], records: list[dict[str, Any]]
-) -> None:
-    for record in records:
-        message = to_message(record)
-        plan.steps.append(Append(message))
-        messages[message["id"]] = message
-        plan.active.append(message["id"])
-
-
 def _compact(
     plan: Plan,
     messages: dict[str, dict[str, Any]],
