@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,25 @@ def import_() -> None:
     """
 
 
+def print_reports(
+    reports: Sequence[Any],
+    as_json: bool,
+    dry_run: bool,
+    table: Callable[..., Any],
+    summary: Callable[..., str],
+    notes: Callable[[Sequence[Any]], Iterable[Any]] = lambda reports: (),
+) -> None:
+    """An importer's reports: as JSON, or its table, its notes and its one-line summary."""
+    if as_json:
+        click.echo(to_json([{**asdict(report), "dry_run": dry_run} for report in reports]))
+        return
+    output = console()
+    output.print(table(reports, dry_run=dry_run))
+    for note in notes(reports):
+        output.print(note)
+    click.echo(summary(reports, dry_run=dry_run))
+
+
 @import_.command("hermes")
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--dry-run", is_flag=True, help="Print the report without writing anything.")
@@ -64,11 +83,7 @@ def import_hermes_command(
     label = f"Reading {path.name}" if dry_run else f"Importing {path.name}"
     with progress_bar(label, quiet=quiet) as bar:
         reports = import_hermes(store, path, dry_run=dry_run, progress=bar)
-    if as_json:
-        click.echo(to_json([{**asdict(report), "dry_run": dry_run} for report in reports]))
-        return
-    console().print(hermes_report_table(reports, dry_run=dry_run))
-    click.echo(hermes_summary(reports, dry_run=dry_run))
+    print_reports(reports, as_json, dry_run, hermes_report_table, hermes_summary)
 
 
 @import_.command("codex")
@@ -97,14 +112,7 @@ def import_codex_command(
     label = "Reading rollouts" if dry_run else "Importing rollouts"
     with progress_bar(label, quiet=quiet) as bar:
         reports = import_codex(store, paths, dry_run=dry_run, progress=bar)
-    if as_json:
-        click.echo(to_json([{**asdict(report), "dry_run": dry_run} for report in reports]))
-    else:
-        output = console()
-        output.print(codex_report_table(reports, dry_run=dry_run))
-        for note in codex_notes(reports):
-            output.print(note)
-        click.echo(codex_summary(reports, dry_run=dry_run))
+    print_reports(reports, as_json, dry_run, codex_report_table, codex_summary, codex_notes)
     if any(report.status in ("diverged", "unreadable") for report in reports):
         raise SystemExit(1)
 
@@ -131,13 +139,9 @@ def import_claude_code_command(
     label = "Reading sessions" if dry_run else "Importing sessions"
     with progress_bar(label, quiet=quiet) as bar:
         reports = import_claude_code(store, paths, dry_run=dry_run, progress=bar)
-    if as_json:
-        click.echo(to_json([{**asdict(report), "dry_run": dry_run} for report in reports]))
-    else:
-        console().print(claude_code_report_table(reports, dry_run=dry_run))
-        for note in claude_code_notes(reports):
-            console().print(note)
-        click.echo(claude_code_summary(reports, dry_run=dry_run))
+    print_reports(
+        reports, as_json, dry_run, claude_code_report_table, claude_code_summary, claude_code_notes
+    )
     if any(report.status == "diverged" for report in reports):
         raise SystemExit(1)
 
