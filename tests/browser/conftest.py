@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from transcripts import TranscriptStore
-
 from support.browser import watch
+from support.cli import COMMAND
 from support.story import hostile_session_ids, tell_hostile, tell_story
+from transcripts import TranscriptStore
 
 VARIABLE = "TRANSCRIPTS_TEST_CHROMIUM"
 CHROMIUM = os.environ.get(VARIABLE, "/usr/bin/chromium")
@@ -67,7 +66,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
 @pytest.fixture(scope="module")
 def server(built: Built) -> Iterator[str]:
     """`transcripts serve --port 0` on the store; its address."""
-    command = [sys.executable, "-m", "transcripts", "--db", built.url, "serve", "--port", "0"]
+    command = [*COMMAND, "--db", built.url, "serve", "--port", "0"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = process.stdout.readline() if process.stdout else ""

@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from support.browser import watch
+from support.cli import COMMAND
+from support.story import PAYLOADS, mark_versions
 from transcripts import TranscriptStore
 from transcripts.adapters.web.links import ServerLinks
-
-from support.story import PAYLOADS, mark_versions
-
-from support.browser import watch
 
 LINKS = ServerLinks()
 COUNTS = ["versions", "messages", "active", "committed", "failed", "rewound"]
@@ -173,7 +171,7 @@ def test_hostile_content_fires_no_dialog_console_error_or_request_outside_the_se
 
 
 def export(url: str, session_id: str, path: Path, *more: str) -> None:
-    command = [sys.executable, "-m", "transcripts", "--db", url, "export", session_id]
+    command = [*COMMAND, "--db", url, "export", session_id]
     subprocess.run([*command, "--format", "html", "-o", str(path), *more], check=True)
 
 

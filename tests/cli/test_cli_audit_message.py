@@ -5,12 +5,11 @@ in-process on SQLite and as processes on PostgreSQL."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 
 import pytest
-from support.cli import Run, error_line
+
+from support.cli import Run, error_line, run_process
 from support.messages import TRIP
 from transcripts import TranscriptStore
 
@@ -114,14 +113,7 @@ def test_message_takes_a_unique_start_of_an_id(run: Run, db: str) -> None:
 
 
 def transcripts(url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "COLUMNS": "120", "TRANSCRIPTS_URL": url}
-    return subprocess.run(
-        [sys.executable, "-m", "transcripts", *args],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=60,
-    )
+    return run_process(*args, url=url)
 
 
 @pytest.mark.slow

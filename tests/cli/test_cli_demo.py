@@ -5,32 +5,20 @@ store, which work. Run as a real process with a scratch HOME and XDG data folder
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from support.cli import run_process
 from transcripts import TranscriptStore
 
 pytestmark = pytest.mark.slow
 
 
 def transcripts(*args: str, home: Path, url: str | None = None) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "HOME": str(home), "XDG_DATA_HOME": str(home / "data")}
-    environment["COLUMNS"] = "120"
-    environment.pop("TRANSCRIPTS_URL", None)
-    if url is not None:
-        environment["TRANSCRIPTS_URL"] = url
-    return subprocess.run(
-        [sys.executable, "-m", "transcripts", *args],
-        capture_output=True,
-        text=True,
-        env=environment,
-        cwd=home,
-        timeout=60,
-    )
+    return run_process(*args, cwd=home, home=home, url=url)
 
 
 def files(root: Path) -> list[str]:

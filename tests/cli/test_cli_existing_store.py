@@ -6,12 +6,12 @@ processes."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from support.cli import run_process
 from support.postgres import catalog
 from transcripts import TranscriptStore
 
@@ -43,20 +43,7 @@ NOT_CREATING = {
 def transcripts(
     *args: str, cwd: Path, url: str | None = None, home: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "COLUMNS": "120"}
-    environment.pop("TRANSCRIPTS_URL", None)
-    if url is not None:
-        environment["TRANSCRIPTS_URL"] = url
-    if home is not None:
-        environment.update(HOME=str(home), XDG_DATA_HOME=str(home / "data"))
-    return subprocess.run(
-        [sys.executable, "-m", "transcripts", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=environment,
-        timeout=60,
-    )
+    return run_process(*args, cwd=cwd, url=url, home=home)
 
 
 def files(root: Path) -> list[str]:

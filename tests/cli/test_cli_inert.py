@@ -6,12 +6,12 @@ Run as real processes, as an operator would, on a terminal (colours forced) and 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from support.cli import COMMAND, process_environment
 from transcripts import TranscriptStore
 
 pytestmark = pytest.mark.slow
@@ -32,15 +32,11 @@ SESSION_SHOWN = "evil\\x1b[8m[red]id"
 def transcripts(url: str, *args: str, terminal: bool) -> subprocess.CompletedProcess[bytes]:
     """The command line as a process; with `terminal`, rich writes as it would to one
     (colours and styles: escape sequences of its own, never the stored ones)."""
-    environment = {**os.environ, "COLUMNS": "200", "TRANSCRIPTS_URL": url}
-    for name in ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE"):
-        environment.pop(name, None)
-    if terminal:
-        environment.update(FORCE_COLOR="1", TTY_COMPATIBLE="1")
+    switches = {"FORCE_COLOR": "1", "TTY_COMPATIBLE": "1"} if terminal else {}
     return subprocess.run(
-        [sys.executable, "-m", "transcripts", *args],
+        [*COMMAND, *args],
         capture_output=True,
-        env=environment,
+        env=process_environment(url=url, columns=200, **switches),
         timeout=60,
     )
 

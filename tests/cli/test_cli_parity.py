@@ -7,14 +7,13 @@ and PostgreSQL (`durable_url`) where the store answers."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from support.cli import error_line, run_cli
+
+from support.cli import COMMAND, error_line, process_environment, run_cli, run_process
 from transcripts import TranscriptStore
 
 
@@ -124,13 +123,11 @@ def test_an_unknown_session_id_suggests_the_closest_ones(sqlite_url: str) -> Non
 def closed_early(url: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
     """The command writing into a pipe whose reader reads one line and closes it (`| head
     -1`); its status and stderr."""
-    environment = {**os.environ}
-    environment.pop("COLUMNS", None)
     process = subprocess.Popen(
-        [sys.executable, "-m", "transcripts", "--db", url, *args],
+        [*COMMAND, "--db", url, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=environment,
+        env=process_environment(columns=None),
         cwd=cwd,
     )
     assert process.stdout is not None
@@ -179,15 +176,8 @@ def test_in_a_pipe_search_prints_one_line_a_hit_with_whole_ids_and_the_count_on_
     sqlite_url: str, tmp_path: Path
 ) -> None:
     story(sqlite_url)
-    environment = {**os.environ}
-    environment.pop("COLUMNS", None)
-    searched = subprocess.run(
-        [sys.executable, "-m", "transcripts", "--db", sqlite_url, "search", "lisbon", "-n", "2"],
-        capture_output=True,
-        text=True,
-        env=environment,
-        cwd=tmp_path,
-        timeout=60,
+    searched = run_process(
+        "--db", sqlite_url, "search", "lisbon", "-n", "2", cwd=tmp_path, columns=None
     )
     assert searched.returncode == 0
     header, *hits = searched.stdout.splitlines()

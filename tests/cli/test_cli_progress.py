@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from support.cli import COMMAND, process_environment
 from support.hermes import make_hermes
 from transcripts import TranscriptStore
 from transcripts.adapters.migration import migrate
@@ -23,10 +24,8 @@ MIGRATE_PHASES = ["Copying events", "Checking the copy", "Rebuilding the views",
 def run(*args: str, terminal: bool, cwd: Path) -> tuple[int, str, str]:
     """The command line as a process, its stdout a pipe and its stderr a pseudo-terminal
     (with `terminal`) or a pipe: its status, stdout and stderr."""
-    environment = {**os.environ, "TERM": "xterm"}
-    for name in ("COLUMNS", "TRANSCRIPTS_URL", "FORCE_COLOR", "TTY_COMPATIBLE", "NO_COLOR"):
-        environment.pop(name, None)
-    command = [sys.executable, "-m", "transcripts", *args]
+    environment = process_environment(columns=None, TERM="xterm")
+    command = [*COMMAND, *args]
     if not terminal:
         done = subprocess.run(command, capture_output=True, text=True, env=environment, cwd=cwd)
         return done.returncode, done.stdout, done.stderr

@@ -6,13 +6,12 @@ in-process (a table of a given width) and as real processes (a real pipe)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from support.cli import Run, run_cli
+
+from support.cli import Run, run_cli, run_process
 from transcripts import TranscriptStore
 
 LONG = (
@@ -52,6 +51,7 @@ def long_answer(db: str) -> str:
 def cli_at(url: str, width: int, *args: str) -> str:
     """The stdout of a command on a table `width` columns wide."""
     from click.testing import CliRunner
+
     from transcripts.adapters.cli import cli
 
     runner = CliRunner(env={"COLUMNS": str(width), "NO_COLOR": "1"})
@@ -62,17 +62,7 @@ def cli_at(url: str, width: int, *args: str) -> str:
 
 def process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """The command line as a process writing into a pipe, $COLUMNS unset."""
-    environment = {**os.environ}
-    for name in ("COLUMNS", "TRANSCRIPTS_URL", "FORCE_COLOR", "TTY_COMPATIBLE"):
-        environment.pop(name, None)
-    return subprocess.run(
-        [sys.executable, "-m", "transcripts", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=environment,
-        timeout=60,
-    )
+    return run_process(*args, cwd=cwd, columns=None)
 
 
 def test_show_at_160_columns_uses_the_width_rather_than_cutting_at_60_characters(

@@ -4,16 +4,15 @@ chunks with the look of one table, JSON item by item, and a closed pipe ends the
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import Result
 from rich.cells import cell_len
-from support.cli import Run
+
+from support.cli import COMMAND, Run, process_environment
 from transcripts import TranscriptStore
 from transcripts.adapters.cli.render import to_json
 from transcripts.adapters.exporters.timeline import Entry, timeline
@@ -136,11 +135,12 @@ def test_history_into_a_pipe_closed_after_three_lines_ends_quietly_with_status_0
     with TranscriptStore.open(db) as store:  # ~400 kB of table: more than a pipe holds
         store.start("long")
         store.append("long", [{"role": "user", "content": f"m{i}"} for i in range(3000)])
-    environment = {**os.environ, "COLUMNS": "120"}
-    environment.pop("TRANSCRIPTS_URL", None)
-    command = [sys.executable, "-m", "transcripts", "--db", db, "history", "long"]
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment, cwd=tmp_path
+        [*COMMAND, "--db", db, "history", "long"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=process_environment(),
+        cwd=tmp_path,
     )
     assert process.stdout is not None
     head = [process.stdout.readline() for _ in range(3)]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 from html.parser import HTMLParser
@@ -13,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from transcripts import TranscriptStore
-
+from support.cli import COMMAND
 from support.story import PAYLOADS, hostile_session_ids, tell_hostile, tell_story
+from transcripts import TranscriptStore
 
 
 @pytest.fixture
@@ -120,7 +119,7 @@ def test_export_to_a_file_leaves_it_as_it_was_when_the_export_fails(run, story, 
 
 
 def serve(url: str, *more: str) -> subprocess.Popen[str]:
-    command = [sys.executable, "-m", "transcripts", "--db", url, "serve", "--port", "0", *more]
+    command = [*COMMAND, "--db", url, "serve", "--port", "0", *more]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -169,7 +168,7 @@ def test_serve_on_a_port_in_use_is_one_line(story):
     process = serve(story)
     try:
         port = address(process).rsplit(":", 1)[1].strip("/")
-        command = [sys.executable, "-m", "transcripts", "--db", story, "serve", "--port", port]
+        command = [*COMMAND, "--db", story, "serve", "--port", port]
         busy = subprocess.run(command, capture_output=True, text=True, timeout=60)
     finally:
         stop(process)

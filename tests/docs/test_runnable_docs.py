@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from support.cli import process_environment
 from support.markdown_blocks import ROOT, Block, blocks, pages
 
 BIN = Path(sys.executable).parent
@@ -29,14 +31,8 @@ def run(block: Block, folder: Path) -> subprocess.CompletedProcess[str]:
         command = ["bash", "-euo", "pipefail", "-c", block.code]
     else:
         raise AssertionError(f"{block.name}: a runnable block must be bash, sh or python")
-    home = folder / "home"
-    env = {
-        **{name: value for name, value in os.environ.items() if not name.startswith("TRANSCRIPTS_")},
-        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
-        "COLUMNS": "100",
-        "HOME": str(home),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-    }
+    path = f"{BIN}{os.pathsep}{os.environ['PATH']}"
+    env = process_environment(home=folder / "home", columns=100, PATH=path)
     return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -20,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from transcripts import TranscriptStore
-
+from support.cli import COMMAND
 from support.log import WriterBehindTheViews
 from support.postgres import sql
 from support.rows import active_ids, head, query, tracked
+from transcripts import TranscriptStore
 
 WAIT = 10.0  # seconds a test waits for the views to show a write
 
@@ -158,7 +157,7 @@ def test_on_postgresql_a_follower_listens_for_notifications_instead_of_polling(
 
 def follow_command(url: str) -> subprocess.Popen[str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "transcripts", "--db", url, "projections", "follow", "-v"],
+        [*COMMAND, "--db", url, "projections", "follow", "-v"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -7,12 +7,12 @@ test_multiple_processes.py; here `transcripts projections follow` projects while
 from __future__ import annotations
 
 import signal
-import sys
 
 import pytest
-from transcripts import TranscriptStore
 
+from support.cli import COMMAND
 from support.processes import RUN_TIMEOUT, Spawn, program, release_together
+from transcripts import TranscriptStore
 
 pytestmark = pytest.mark.slow
 
@@ -26,7 +26,7 @@ def test_four_processes_appending_to_their_own_sessions_while_a_follower_project
     TranscriptStore.open(postgres_url).close()
     follower = spawn(
         "follower",
-        [sys.executable, "-m", "transcripts", "--db", postgres_url, "projections", "follow"],
+        [*COMMAND, "--db", postgres_url, "projections", "follow"],
     )
     try:
         workers = [

@@ -1,5 +1,6 @@
 """The command line run in-process on a store (`run_cli`, and the JSONL `exported` of a
-session), the one line a failed command prints, and outputs made comparable.
+session) or as a real process (`run_process`, `process_environment`), the one line a failed
+command prints, and outputs made comparable.
 
 Ids the store makes up (compaction ids, summary message ids) and times are volatile:
 `normalise` replaces them with placeholders of the same length, so table layouts compare
@@ -9,8 +10,12 @@ exactly.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from textwrap import dedent
 from typing import Any
 
@@ -38,6 +43,46 @@ def run_cli(url: str, *args: str, input: str | None = None) -> Result:
     )
     return runner.invoke(
         cli, ["--db", url, *args], input=input, catch_exceptions=False, prog_name="transcripts"
+    )
+
+
+COMMAND = [sys.executable, "-m", "transcripts"]  # the command line, as a process
+_TERMINAL_SWITCHES = ("COLUMNS", "FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE")
+
+
+def process_environment(
+    *, url: str | None = None, home: Path | None = None, columns: int | None = 120, **more: str
+) -> dict[str, str]:
+    """The environment of the command line as a process: this one's without any TRANSCRIPTS_
+    variable (but $TRANSCRIPTS_URL when `url` is given) or colour switch; $COLUMNS set to
+    `columns` (None: unset, as in a pipe); HOME in `home` with the XDG data folder
+    (the default store's) in `home`/data when given; then `more`."""
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("TRANSCRIPTS_") and name not in _TERMINAL_SWITCHES
+    }
+    if url is not None:
+        environment["TRANSCRIPTS_URL"] = url
+    if columns is not None:
+        environment["COLUMNS"] = str(columns)
+    if home is not None:
+        environment.update(HOME=str(home), XDG_DATA_HOME=str(home / "data"))
+    return {**environment, **more}
+
+
+def run_process(
+    *args: str, cwd: Path | None = None, timeout: float = 60, **environment: Any
+) -> subprocess.CompletedProcess[str]:
+    """`transcripts ARGS` as a real process writing into pipes, in the environment
+    `process_environment(**environment)` makes: its status and output, as text."""
+    return subprocess.run(
+        [*COMMAND, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=process_environment(**environment),
+        timeout=timeout,
     )
 
 
