@@ -44,6 +44,37 @@ DEFAULT_SERVER = "postgresql://postgres@127.0.0.1:5432/postgres"
 SERVER_VARIABLE = "TRANSCRIPTS_TEST_POSTGRES_URL"
 
 
+# -- memory ---------------------------------------------------------------------------------
+
+
+def status_kb(field: str) -> int:
+    """A kB field of /proc/self/status (VmRSS, VmHWM); 0 if absent."""
+    status = Path("/proc/self/status")
+    for line in status.read_text().splitlines() if status.exists() else []:
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def reset_peak() -> bool:
+    """Reset this process's high-water mark (VmHWM) to its RSS (Linux >= 4.0), so that the
+    next peak read is what follows; whether it was reset."""
+    before = status_kb("VmRSS")
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return status_kb("VmHWM") <= before + 1024
+
+
+def peak_kb() -> int:
+    """This process's peak RSS: VmHWM, else (no /proc) ru_maxrss, which on Linux also counts
+    the forking parent's RSS before exec."""
+    import resource  # Unix only
+
+    return status_kb("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 # -- made-up data ---------------------------------------------------------------------------
 
 
@@ -131,6 +162,7 @@ def run_in_scratch_directory(
 def connect(url: str) -> psycopg.Connection[Any]:
     """An autocommit connection to the PostgreSQL database at `url`."""
     import psycopg  # imported here: the SQLite benchmarks need neither psycopg nor the config
+
     from transcripts.application.storage import StoreConfig
 
     location = StoreConfig.from_url(url).location

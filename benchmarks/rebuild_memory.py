@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import TypedDict
 
+from harness import peak_kb, reset_peak, status_kb
+
 from transcripts import TranscriptStore
 
 
@@ -35,39 +37,23 @@ class RebuildMemory(TypedDict):
     samples: list[list[int]]  # [events done, VmRSS kB] at some progress calls, and the last
 
 
-def _status_kb(field: str) -> int:
-    """A kB field of /proc/self/status (VmRSS, VmHWM); 0 if absent."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    return 0
-
-
 def rss_child(path: str) -> None:
     """Runs in the subprocess: open the store, rebuild it, print what memory it took (JSON)."""
-    import resource  # Unix only: imported when run
-
     store = TranscriptStore.open(f"sqlite:///{path}")
     gc.collect()
-    before = _status_kb("VmRSS")
-    try:  # reset the high-water mark (Linux >= 4.0), so the peak is the rebuild's own
-        Path("/proc/self/clear_refs").write_text("5")
-        reset = _status_kb("VmHWM") <= before + 1024
-    except OSError:
-        reset = False
+    before = status_kb("VmRSS")
+    reset = reset_peak()  # so that the peak is the rebuild's own
     samples: list[tuple[int, int]] = []
     last = [time.perf_counter()]
 
     def progress(done: int, total: int) -> None:
-        samples.append((done, _status_kb("VmRSS")))
+        samples.append((done, status_kb("VmRSS")))
         last[0] = time.perf_counter()
 
     started = time.perf_counter()
     events = store.rebuild_projections(progress)
     ended = time.perf_counter()
-    peak = _status_kb("VmHWM")
-    if not peak:  # no /proc: ru_maxrss (on Linux it also counts the parent's RSS before exec)
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = peak_kb()
     wal = Path(path + "-wal")
     wal_bytes = wal.stat().st_size if wal.exists() else 0
     store.close()

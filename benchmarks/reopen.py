@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import harness
+
 from transcripts import TranscriptStore
 from transcripts.application.event_log import TranscriptLog
 from transcripts.application.storage import StoreConfig
@@ -52,14 +53,6 @@ TARGET_CATCH_UP = 30_000  # events/s
 SHORT, LONG = "short", "long"
 
 
-def status_kb(field: str) -> int:
-    """A kB field of /proc/self/status (VmRSS, VmHWM); 0 if absent."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    return 0
-
-
 # What the first append gives, and the figures it is measured by.
 WRITES = {"one message": ("(a)", "(b)"), "context of 51": ("(a')", "(b')")}
 
@@ -71,15 +64,12 @@ def first_write_child(url: str, session: str, write: str) -> None:
     new = [harness.make_message(400, 1)]
     given = [*store.iter_active(session, tail=50), *new] if write == "context of 51" else new
     gc.collect()
-    before = status_kb("VmRSS")
-    try:  # reset the high-water mark, so that the peak is the append's own
-        Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        pass
+    before = harness.status_kb("VmRSS")
+    harness.reset_peak()  # so that the peak is the append's own
     started = time.perf_counter()
     store.append(session, given)
     seconds = time.perf_counter() - started
-    print(json.dumps({"seconds": seconds, "kb": status_kb("VmHWM") - before}))
+    print(json.dumps({"seconds": seconds, "kb": harness.status_kb("VmHWM") - before}))
     store.close()
 
 
