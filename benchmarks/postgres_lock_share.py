@@ -18,7 +18,9 @@ transaction / time in `append`, measured with one writer (no waiting for the loc
 Amdahl's ceiling on N writers is 1 / (f + (1 - f) / N), and 1 / f for any number.
 The measured throughput at N writers is shown beside it: on a machine of few cores the
 processes also share the CPU with the server, so it falls short of the ceiling for that
-reason too.
+reason too. Then the same runs without the table lock (measurement only: it gives up the
+order of log positions that catch-up relies on; each session has one writer here, so no
+write races another): what the machine allows once the lock is gone.
 """
 
 from __future__ import annotations
@@ -36,10 +38,14 @@ from transcripts import TranscriptStore
 WRITERS = (1, 2, 4, 8)
 
 
-def writer(url: str, session: str, barrier: Any, seconds: float, results: Any) -> None:
-    """Append to `session` for `seconds`; put (appends, seconds appending, seconds in the
-    log's write transactions)."""
+def writer(
+    url: str, session: str, locked: bool, barrier: Any, seconds: float, results: Any
+) -> None:
+    """Append to `session` for `seconds` (`locked`: with the table lock); put (appends,
+    seconds appending, seconds in the log's write transactions)."""
     with TranscriptStore.open(url) as store:
+        if not locked:
+            store._log.recorder.lock_table_statements = []  # type: ignore[attr-defined]
         backend = store._log.backend
         in_transaction = [0.0]
         writing = backend.writing
@@ -69,14 +75,17 @@ def writer(url: str, session: str, barrier: Any, seconds: float, results: Any) -
         results.put((count, appending, in_transaction[0]))
 
 
-def run(server: str, writers: int, seconds: float) -> tuple[float, float]:
-    """(appends per second, all writers together; share of append time in a transaction)."""
+def run(server: str, writers: int, seconds: float, locked: bool) -> tuple[float, float, float]:
+    """(appends per second, all writers together; ms in a log transaction per append; share
+    of append time in a log transaction)."""
     context = mp.get_context("spawn")
     with harness.scratch_database(server) as url:
         barrier = context.Barrier(writers + 1)
         results = context.Queue()
         processes = [
-            context.Process(target=writer, args=(url, f"writer-{i}", barrier, seconds, results))
+            context.Process(
+                target=writer, args=(url, f"writer-{i}", locked, barrier, seconds, results)
+            )
             for i in range(writers)
         ]
         for process in processes:
@@ -86,33 +95,47 @@ def run(server: str, writers: int, seconds: float) -> tuple[float, float]:
         for process in processes:
             process.join()
     appends = sum(count for count, _, _ in outcomes)
-    share = sum(held for _, _, held in outcomes) / sum(spent for _, spent, _ in outcomes)
-    return appends / seconds, share
+    held = sum(held for _, _, held in outcomes)
+    share = held / sum(spent for _, spent, _ in outcomes)
+    return appends / seconds, held / appends * 1e3, share
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Parse the options; print the header and the table."""
+    """Parse the options; print the header and the tables."""
     parser = harness.new_parser(__doc__)
     harness.add_server_option(parser)
     parser.add_argument("--seconds", type=float, default=5.0, help="per run")
     args = parser.parse_args(argv)
 
     harness.print_postgres_header("PostgreSQL table lock share", args.server)
-    print(f"{'writers':>7} {'appends/s':>10} {'x one':>7} {'f (in tx)':>10} {'Amdahl ceiling':>15}")
+    print("With the table lock (as the store ships)")
+    f = print_runs(args.server, args.seconds, locked=True)
+    print(f"f = {f:.2f} (one writer): any number of writers <= {1 / f:.2f}x one writer")
+    print("\nWithout the table lock (measurement only: no ceiling from it)")
+    print_runs(args.server, args.seconds, locked=False)
+    return 0
+
+
+def print_runs(server: str, seconds: float, *, locked: bool) -> float:
+    """A line per number of writers; return the share in a transaction with one (f)."""
+    print(
+        f"{'writers':>7} {'appends/s':>10} {'x one':>7} {'ms in tx':>9} {'share in tx':>12} "
+        f"{'Amdahl ceiling':>15}"
+    )
     rates: dict[int, float] = {}
     f = 1.0
     for writers in WRITERS:
-        rate, share = run(args.server, writers, args.seconds)
+        rate, held_ms, share = run(server, writers, seconds, locked)
         rates[writers] = rate
         if writers == 1:
             f = share
-        ceiling = 1 / (f + (1 - f) / writers)
+        ceiling = f"{1 / (f + (1 - f) / writers):.2f}x" if locked else "-"
         print(
-            f"{writers:>7} {rate:>10.0f} {rate / rates[1]:>6.2f}x {share:>10.2f} {ceiling:>14.2f}x",
+            f"{writers:>7} {rate:>10.0f} {rate / rates[1]:>6.2f}x {held_ms:>9.2f} "
+            f"{share:>12.2f} {ceiling:>15}",
             flush=True,
         )
-    print(f"f = {f:.2f} (one writer): any number of writers <= {1 / f:.2f}x one writer")
-    return 0
+    return f
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ class ReadAhead:
             cursor = self.connection.cursor()
             if configure is not None:
                 configure(cursor)
-            cursor.execute(query, params, prepare=True)
+            cursor.execute(query, params)  # prepared as psycopg does, after a few
             self._sent[key] = cursor
 
     def take(self, query: Query, params: Sequence[Any] | None = None) -> psycopg.Cursor[Any] | None:
