@@ -49,7 +49,7 @@ from ..domain.transcript import Transcript, transcript_id
 from ..projections.views import TranscriptViews
 from .context import Context
 from .decoding import UNREADABLE
-from .resuming import Command, Resuming
+from .resuming import Command, Resuming, forward_from
 from .retry import StorageCalls
 from .storage import LogTransaction, StoreConfig
 
@@ -231,6 +231,9 @@ class TranscriptLog(Resuming):
         ran = False
         try:
             with self.backend.writing(self) as tx:
+                tx.read_ahead(aggregate_id, after=forward_from(transcript))
+                if self.views is not None:
+                    self.views.read_ahead(tx, aggregate_id.hex)
                 indexed, unknown_topic = tx.index_state(aggregate_id)
                 if not lenient:
                     self._check_topics(session_id, unknown_topic)

@@ -27,6 +27,14 @@ Command = Callable[[Transcript | None], tuple[T, Transcript | None]]
 _UNKNOWN_TOPIC = "a topic this release of transcript-store does not store"
 
 
+def forward_from(transcript: Transcript | None) -> int | None:
+    """The version after which the stored events bring `transcript` up to date: a resumed
+    one reads the event it stands for too (None: no transcript yet)."""
+    if transcript is None:
+        return None
+    return transcript.version if transcript.complete else transcript.version - 1
+
+
 class UnknownTopic(ValueError):
     """An event of a topic this release does not store."""
 
@@ -91,7 +99,7 @@ class Resuming(LogReads):
         and what the index lacks of them."""
         version = 0 if transcript is None else transcript.version
         partial = transcript is not None and not transcript.complete
-        stored = tx.events(aggregate_id, after=version - 1 if partial else version)
+        stored = tx.events(aggregate_id, after=forward_from(transcript) or 0)
         if partial:  # the version it stands for must be stored
             if not stored or stored[0].originator_version != version:
                 raise IncompleteTranscript()

@@ -52,6 +52,11 @@ class LogTransaction(Protocol):
     """What a write transaction does with the log (see `Backend.writing`), and with the
     write side's index of message ids that it keeps (`domain.id_index`)."""
 
+    def read_ahead(self, stream_id: UUID, *, after: int | None) -> None:
+        """Say the reads a write of the stream will make first: its `index_state`, and its
+        `events` after version `after` (None: unknown), so that a backend across a network
+        can send them together."""
+
     def events(self, stream_id: UUID, *, after: int) -> list[StoredEvent]:
         """The stream's events after version `after`, in order."""
 

@@ -166,6 +166,12 @@ class TranscriptViews(ABC):
         """Project the log entries the views have not seen yet; return how many."""
 
     @abstractmethod
+    def read_ahead(self, transaction: object, transcript_id: str) -> None:
+        """Say the reads a write of the transcript (its id as hex) will make of the views in
+        the log's write transaction, so that a backend across a network can send them with
+        the log's (see `LogTransaction.read_ahead`)."""
+
+    @abstractmethod
     def left_out(self, transaction: object, transcript_id: str) -> list[int]:
         """The versions of the transcript's events (its id as hex) the views quarantined,
         read inside a write transaction of the log (the backend's)."""

@@ -23,3 +23,19 @@ def test_active_reads_a_session_whose_views_are_current_in_one_round_trip(
                 assert store.active("s") == stored
             trips += made
     assert trips == [1] * 5
+
+
+def test_an_append_to_a_started_session_makes_at_most_five_round_trips(postgres_url: str) -> None:
+    with RoundTripCounter(postgres_url) as wire, TranscriptStore.open(wire.url) as store:
+        store.start("s")
+        for i in range(WARM_UP_CALLS):
+            store.append("s", [{"role": "user", "content": f"warm-up {i}"}])
+        trips = []
+        for i in range(5):
+            with wire.counting() as made:
+                store.append("s", [{"role": "user", "content": f"m{i}"}])
+            trips += made
+        assert [message["content"] for message in store.active("s")][-5:] == [
+            f"m{i}" for i in range(5)
+        ]
+    assert max(trips) <= 5, trips

@@ -1,7 +1,9 @@
 """A TCP proxy in front of a PostgreSQL server that counts the client's round trips.
 
 Each client message is read by its frame (a type byte, then a length): a simple query
-(`Q`) or the Sync (`S`) that ends an extended-protocol exchange is one round trip. The
+(`Q`), the Sync (`S`) that ends an extended-protocol exchange, or the Flush (`H`) with which
+a client in pipeline mode asks for the results it waits for (unless it follows a Sync: one
+wait) is one round trip. The
 proxy declines SSL and GSS encryption itself (the client, at `sslmode=prefer`, goes on in
 the clear), so every frame can be read; the server sees an ordinary plaintext client.
 """
@@ -20,6 +22,7 @@ from transcripts.application.storage import StoreConfig
 
 ENCRYPTION_REQUESTS = frozenset({80877103, 80877104})  # SSLRequest, GSSENCRequest
 ROUND_TRIP_ENDS = frozenset(b"QS")
+SYNC, FLUSH = b"S"[0], b"H"[0]
 
 
 class RoundTripCounter:
@@ -84,10 +87,12 @@ class RoundTripCounter:
         try:
             startup = _startup(reader, client)
             server.sendall(startup)
+            previous = 0
             while frame := _frame(reader):
-                if frame[0] in ROUND_TRIP_ENDS:
+                if frame[0] in ROUND_TRIP_ENDS or (frame[0] == FLUSH and previous != SYNC):
                     with self._lock:
                         self._count += 1
+                previous = frame[0]
                 server.sendall(frame)
         except OSError:
             pass

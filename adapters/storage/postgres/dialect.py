@@ -38,6 +38,7 @@ from psycopg.rows import tuple_row
 
 from ..sql.dialect import Dialect
 from ..sql.schema import LIVE, NEXT, REBUILD_SUFFIX, ColumnTypes
+from .read_ahead import ReadAhead
 from .transactions import PostgresLogTransaction
 
 # The SHA-256 of an id's UTF-8 bytes, for keys. IMMUTABLE, as index expressions must be.
@@ -99,32 +100,55 @@ class _OrjsonLoader(Loader):
         return orjson.loads(data)
 
 
+def _read_json(cursor: psycopg.Cursor[Any]) -> None:
+    """Read the cursor's `json` columns with orjson."""
+    cursor.adapters.register_loader("json", _OrjsonLoader)
+
+
 @lru_cache(maxsize=512)
 def _pyformat(query: str) -> str:
     return query.replace("?", "%s")
 
 
+_WRITES = ("INSERT", "UPDATE", "DELETE")
+
+
 class QmarkCursor:
     """A psycopg cursor that takes the `?` placeholders the dialect-neutral SQL is written
-    with. Queries of other types (the library's composed SQL) pass through unchanged."""
+    with. Queries of other types (the library's composed SQL) pass through unchanged.
+    In a log transaction (`ahead`), a read sent ahead is answered from its own cursor, until
+    the first write through this one."""
 
-    __slots__ = ("cursor",)
+    __slots__ = ("ahead", "cursor", "_results")
 
-    def __init__(self, cursor: psycopg.Cursor[Any]) -> None:
+    def __init__(self, cursor: psycopg.Cursor[Any], ahead: ReadAhead | None = None) -> None:
         self.cursor = cursor
+        self.ahead = ahead
+        self._results = cursor  # where the last statement's rows are
 
     def execute(self, query: Any, params: Any = None, **kwargs: Any) -> QmarkCursor:
-        self.cursor.execute(_pyformat(query) if isinstance(query, str) else query, params, **kwargs)
+        query = _pyformat(query) if isinstance(query, str) else query
+        if self.ahead is not None:
+            sent = self.ahead.take(query, params)
+            if sent is not None:
+                self._results = sent
+                return self
+            if isinstance(query, str) and query.lstrip().upper().startswith(_WRITES):
+                self.ahead.drop()
+        self._results = self.cursor
+        self.cursor.execute(query, params, **kwargs)
         return self
 
     def executemany(self, query: str, params: Sequence[Sequence[Any]]) -> None:
+        if self.ahead is not None:
+            self.ahead.drop()
         self.cursor.executemany(_pyformat(query), params)
 
     def fetchone(self) -> Any:
-        return self.cursor.fetchone()
+        return self._results.fetchone()
 
     def fetchall(self) -> list[Any]:
-        return self.cursor.fetchall()
+        return self._results.fetchall()
 
 
 class PostgresDialect(Dialect):
@@ -172,24 +196,34 @@ class PostgresDialect(Dialect):
             cursor.adapters.register_loader("json", _OrjsonLoader)
             yield QmarkCursor(cursor)
 
+    def read_ahead(self, transaction: object, reads: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        """The reads go out with the log transaction's first (the lock tried before them:
+        holding it, the views' rows they read stay as they are until this transaction
+        writes them)."""
+        assert isinstance(transaction, PostgresLogTransaction)
+        ahead = transaction.ahead
+        ahead.send(self._try_write_lock, None, configure=_read_json)
+        for query, params in reads:
+            ahead.send(_pyformat(query), params, configure=_read_json)
+
     def log_cursor(self, transaction: object) -> QmarkCursor | None:
         """The log transaction's cursor, once it holds the views' write lock too; None if
         another transaction holds it (a catch-up, a rebuild): never waited for."""
-        assert isinstance(transaction, PostgresLogTransaction)
-        cursor = transaction.cursor
-        cursor.execute(self._try_write_lock, prepare=True)
-        if not cursor.fetchone()["locked"]:
+        cursor = self.cursor_in(transaction)
+        if not cursor.execute(self._try_write_lock, prepare=True).fetchone()["locked"]:
             return None
-        return self.cursor_in(transaction)
+        return cursor
 
     def cursor_in(self, transaction: object) -> QmarkCursor:
         assert isinstance(transaction, PostgresLogTransaction)
         cursor = transaction.cursor
-        cursor.adapters.register_loader("json", _OrjsonLoader)
-        return QmarkCursor(cursor)
+        _read_json(cursor)
+        return QmarkCursor(cursor, transaction.ahead)
 
     def pipelined(self, c: QmarkCursor) -> AbstractContextManager[object]:
-        """psycopg's pipeline mode: the statements go out together, one round trip."""
+        """psycopg's pipeline mode: the statements go out together, one round trip (in a
+        log transaction, already in pipeline mode: the block's end waits for them, so
+        that an error is raised in it)."""
         return c.cursor.connection.pipeline()
 
     def create_tables(self, statements: Sequence[str]) -> None:

@@ -4,25 +4,31 @@ Each takes the library's table lock on the log first (`LOCK TABLE … IN EXCLUSI
 lock every insert of the library takes, so that log positions commit in order), waiting up
 to the lock timeout. PostgreSQL grants a lock in the order it was asked for, so writers of
 every process take turns. Inserts are the library's statement, with its NOTIFY for live
-followers. Statements whose results are not read go out together (psycopg's pipeline mode):
-the lock timeout with the lock, the NOTIFY with the insert. With the store's durability
-"normal" a write commits with `synchronous_commit = off`: the last writes can be lost if
-the server crashes, never half-applied.
+followers. The whole transaction runs in psycopg's pipeline mode: statements go out when a
+result is waited for, so BEGIN, the lock and the reads sent ahead (`read_ahead`) share one
+round trip, the NOTIFY, the insert and the index's writes go with the next read, and the
+COMMIT with the last statements. An error is raised where a result is next waited for.
+With the store's durability "normal" a write commits with `synchronous_commit = off`: the
+last writes can be lost if the server crashes, never half-applied.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 from uuid import UUID
 
+import psycopg
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
+from psycopg.errors import InFailedSqlTransaction
+from psycopg.pq import TransactionStatus
 from psycopg.sql import SQL, Identifier
 
 from ....domain.id_index import IndexChanges, IndexEntry, IndexState
 from ..sql.log_index import LogIndex
+from .read_ahead import Query, ReadAhead
 
 # The library setting of the log's writes: "on" (the store's durability "full") or "off".
 SYNCHRONOUS_COMMIT = "POSTGRES_SYNCHRONOUS_COMMIT"
@@ -35,6 +41,7 @@ class PostgresLogTransaction:
         self.recorder = recorder
         self.cursor = cursor
         self.log_index = index
+        self.ahead = ReadAhead(cursor.connection)
         table = SQL("{}.{}").format(
             Identifier(recorder.datastore.schema), Identifier(recorder.events_table_name)
         )
@@ -54,11 +61,15 @@ class PostgresLogTransaction:
         ).format(table)
         self._notify = SQL("NOTIFY {}").format(Identifier(recorder.channel_name))
 
+    def read_ahead(self, stream_id: UUID, *, after: int | None) -> None:
+        self.ahead.send(*self.log_index.state_statement(stream_id))
+        if after is not None:
+            self.ahead.send(self._select, (stream_id, after))
+
     def events(self, stream_id: UUID, *, after: int) -> list[StoredEvent]:
-        self.cursor.execute(self._select, (stream_id, after), prepare=True)
         return [
             StoredEvent(stream_id, row["originator_version"], row["topic"], row["state"])
-            for row in self.cursor.fetchall()
+            for row in self._read(self._select, (stream_id, after)).fetchall()
         ]
 
     def first_event(self, stream_id: UUID) -> StoredEvent | None:
@@ -74,7 +85,7 @@ class PostgresLogTransaction:
         return None if row is None else StoredEvent(stream_id, version, row["topic"], row["state"])
 
     def index_state(self, stream_id: UUID) -> IndexState:
-        return self.log_index.state(self.cursor, stream_id)
+        return self.log_index.state_of(self._read(*self.log_index.state_statement(stream_id)))
 
     def indexed(self, stream_id: UUID, message_ids: Sequence[str]) -> dict[str, IndexEntry]:
         return self.log_index.entries(self.cursor, stream_id, message_ids)
@@ -90,12 +101,19 @@ class PostgresLogTransaction:
             )
             for event in events
         ]
-        with self.cursor.connection.pipeline():  # one round trip
-            self.cursor.execute(self._notify)
-            self.cursor.execute(recorder.insert_events_statement, (rows,), prepare=True)
+        self.cursor.execute(self._notify)
+        self.cursor.execute(recorder.insert_events_statement, (rows,), prepare=True)
 
     def delete_before(self, stream_id: UUID, version: int) -> None:
         self.cursor.execute(self._delete, (stream_id, version))
+
+    def _read(self, query: Query, params: tuple[Any, ...]) -> Any:
+        """A cursor holding the read's result: the one it was sent ahead on, if it was."""
+        cursor = self.ahead.take(query, params)
+        if cursor is None:
+            cursor = self.cursor
+            cursor.execute(query, params, prepare=True)
+        return cursor
 
 
 @contextmanager
@@ -103,11 +121,24 @@ def log_transaction(
     recorder: PostgresApplicationRecorder, index: LogIndex, *, durable: bool = True
 ) -> Iterator[PostgresLogTransaction]:
     """A write transaction on the log, holding its table lock from the start; `durable`:
-    its commit waits for the disk (else `synchronous_commit = off`)."""
-    with recorder.datastore.transaction(commit=True) as cursor:
-        with cursor.connection.pipeline():  # one round trip
-            if not durable:
-                cursor.execute("SET LOCAL synchronous_commit = off", prepare=True)
-            for statement in recorder.lock_table_statements:
-                cursor.execute(statement, prepare=True)
-        yield PostgresLogTransaction(recorder, cursor, index)
+    its commit waits for the disk (else `synchronous_commit = off`). In pipeline mode, its
+    BEGIN and COMMIT sent as statements on the library's autocommit connection: psycopg's
+    transaction block would wait for each."""
+    with recorder.datastore.get_connection() as connection:
+        cursor = connection.cursor()
+        try:
+            with connection.pipeline():
+                cursor.execute("BEGIN", prepare=True)
+                if not durable:
+                    cursor.execute("SET LOCAL synchronous_commit = off", prepare=True)
+                for statement in recorder.lock_table_statements:
+                    cursor.execute(statement, prepare=True)
+                yield PostgresLogTransaction(recorder, cursor, index)
+                cursor.execute("COMMIT", prepare=True)
+        except BaseException:
+            if connection.info.transaction_status != TransactionStatus.IDLE:
+                with suppress(psycopg.Error):  # a broken connection: the pool drops it
+                    connection.execute("ROLLBACK")
+            raise
+        if cursor.statusmessage != "COMMIT":  # PostgreSQL's answer to COMMIT after an error
+            raise InFailedSqlTransaction(f"the log transaction ended in {cursor.statusmessage}")

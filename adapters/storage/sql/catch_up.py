@@ -47,6 +47,11 @@ def _uuid(text: str) -> UUID:
     return UUID(text)
 
 
+def session_row(tables: Tables) -> str:
+    """The statement reading a session's row by its transcript id."""
+    return f"SELECT * FROM {tables.sessions} WHERE transcript_id = ?"
+
+
 class _CursorState(ViewState):
     """What the projector reads, inside the transaction that will write its changes."""
 
@@ -56,9 +61,7 @@ class _CursorState(ViewState):
         self.tables = tables
 
     def load_session(self, transcript_id: str) -> SessionRow | None:
-        self.cursor.execute(
-            f"SELECT * FROM {self.tables.sessions} WHERE transcript_id = ?", (transcript_id,)
-        )
+        self.cursor.execute(session_row(self.tables), (transcript_id,))
         row = self.cursor.fetchone()
         return self.rows.session(row) if row is not None else None
 
@@ -211,13 +214,13 @@ class CatchUp:
                 c.execute("SAVEPOINT batch")
                 for segment in segments(entries):  # each written before the next is projected
                     self.writer.write(c, tables, self._projected(c, tables, segment))
+                c.execute("RELEASE SAVEPOINT batch")
         except Exception as fault:
             _roll_back_to(c, "batch", fault)
             for entry in entries:  # one by one, to quarantine exactly the entries at fault
                 self._project_alone(c, tables, entry)
-        with self.dialect.pipelined(c):
             c.execute("RELEASE SAVEPOINT batch")
-            self.dialect.track(c, tracking_name, entries[-1].position)
+        self.dialect.track(c, tracking_name, entries[-1].position)
 
     def entry(
         self, position: int, originator_id: Any, version: int, topic: str, state: Any

@@ -50,6 +50,13 @@ class Dialect(ABC):
         """A cursor to project the views with inside a write transaction of the log (the
         backend's `LogTransaction`), or None if they cannot be projected in it now."""
 
+    def read_ahead(  # noqa: B027 - nothing to do where a read costs no round trip
+        self, transaction: object, reads: Sequence[tuple[str, Sequence[Any]]]
+    ) -> None:
+        """Send the reads a write transaction of the log will make of the views (with the
+        views' write lock, tried first) ahead of being asked (see
+        `LogTransaction.read_ahead`); nothing where a read costs no round trip."""
+
     @abstractmethod
     def cursor_in(self, transaction: object) -> Cursor:
         """A cursor to read the views with inside a write transaction of the log, whoever

@@ -109,8 +109,17 @@ class LogIndex:
         return [STREAMS, MESSAGE_IDS, self.topics_index]
 
     def state(self, cursor: Any, stream_id: UUID) -> IndexState:
+        cursor.execute(*self.state_statement(stream_id))
+        return self.state_of(cursor)
+
+    def state_statement(self, stream_id: UUID) -> tuple[str, tuple[Any, ...]]:
+        """The statement reading the stream's `IndexState`, and its parameters."""
         key = self.stream_key(stream_id)
-        cursor.execute(self._state, (key, key))
+        return self._state, (key, key)
+
+    @staticmethod
+    def state_of(cursor: Any) -> IndexState:
+        """The `IndexState` a cursor read with `state_statement`."""
         row = cursor.fetchone()
         return IndexState(row["indexed"], row["unreadable"])
 

@@ -17,6 +17,9 @@ from .dialect import Cursor
 from .rows import UNREADABLE, DamagedRow, RowReader, message_key
 from .schema import QUARANTINE
 
+# The versions of a transcript's events the views quarantined.
+LEFT_OUT = f"SELECT version FROM {QUARANTINE} WHERE transcript_id = ?"
+
 T = TypeVar("T")
 ATTEMPTS = "SELECT * FROM compaction_attempts WHERE session_id = ? ORDER BY version"
 SESSION = "SELECT * FROM sessions WHERE session_id = ?"
@@ -102,7 +105,7 @@ class ViewQueries:
     @staticmethod
     def left_out(c: Cursor, transcript_id: str) -> list[int]:
         """The versions of the transcript's events the views quarantined."""
-        c.execute(f"SELECT version FROM {QUARANTINE} WHERE transcript_id = ?", (transcript_id,))
+        c.execute(LEFT_OUT, (transcript_id,))
         return [row["version"] for row in c.fetchall()]
 
     def context(

@@ -43,10 +43,10 @@ from ....projections.views import (
     ViewStatus,
 )
 from ..sealing import content_columns
-from .catch_up import BATCH_SIZE, TRACKING_NAME, CatchUp, Followed, SessionState
+from .catch_up import BATCH_SIZE, TRACKING_NAME, CatchUp, Followed, SessionState, session_row
 from .dialect import Cursor, Dialect
 from .pages import PageQueries
-from .queries import ViewQueries
+from .queries import LEFT_OUT, ViewQueries
 from .rebuild import Rebuild
 from .rows import RowReader
 from .schema import LIVE, QUARANTINE
@@ -155,6 +155,12 @@ class SQLTranscriptViews(TranscriptViews):
     def check_session(self, session_id: str) -> None:
         with self._session(session_id):
             pass
+
+    def read_ahead(self, transaction: object, transcript_id: str) -> None:
+        self.dialect.read_ahead(
+            transaction,
+            [(LEFT_OUT, (transcript_id,)), (session_row(LIVE), (transcript_id,))],
+        )
 
     def left_out(self, transaction: object, transcript_id: str) -> list[int]:
         return self.queries.left_out(self.dialect.cursor_in(transaction), transcript_id)

@@ -146,6 +146,9 @@ class SQLiteLogTransaction:
         )
         self._delete = f"DELETE FROM {table} WHERE originator_id = ? AND originator_version < ?"
 
+    def read_ahead(self, stream_id: UUID, *, after: int | None) -> None:
+        """Nothing: a read costs no round trip here."""
+
     def events(self, stream_id: UUID, *, after: int) -> list[StoredEvent]:
         self.cursor.execute(self._select, (stream_id.hex, after))
         return [StoredEvent(stream_id, row[0], row[1], row[2]) for row in self.cursor.fetchall()]
