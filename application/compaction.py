@@ -142,7 +142,7 @@ class Compactions:
         count = _Counter(count_tokens)
         try:
             try:
-                before = count([dict(message) for message in attempt.messages])
+                before = count.copies_of(attempt.messages)
             except Exception as error:
                 return self.fail(
                     attempt, error, failure=COUNT_TOKENS_ERROR, reason=reason, replacement=None
@@ -258,6 +258,11 @@ class _Counter:
         counted = self._count(list(messages))  # type: ignore[call-overload]
         _check_tokens(counted)
         return counted
+
+    def copies_of(self, messages: list[Message]) -> int | None:
+        """The count of copies of `messages` (the function may change what it is given);
+        none made without a function."""
+        return None if self._count is None else self([dict(message) for message in messages])
 
 
 def _check_tokens(*counts: object) -> None:

@@ -1,11 +1,11 @@
 """A session's active context followed through its events: what a write hands back.
 
 A write that returns the active list (`sync`, a compaction) or the messages it took out (a
-rewind) reads them inside its own transaction, before its commit, so that a write that
-committed never fails to answer: the views as they are then (current, or behind while
-another process holds them) give the context at some version, and the log's events after it
-— the write's own among them — are applied on top. Where the views cannot give it, the
-session's whole log is read instead, after the commit.
+rewind) reads them inside its own transaction, once its events are stored and before its
+commit, so that a write that committed never fails to answer: the views as they are then
+(holding the write, or behind while another process holds them) give the context at some
+version, and the log's events after it — the write's own among them — are applied on top.
+Where the views cannot give it, the session's whole log is read instead, after the commit.
 """
 
 from __future__ import annotations

@@ -246,14 +246,14 @@ class TranscriptLog(Resuming):
                 ran = True
                 result, changed = self._decided(command, current, tx, aggregate_id)
                 events = changed.collect_events() if changed is not None else []
+                self._store(tx, aggregate_id, events, changes, indexed)
+                if self.views is not None:
+                    self.views.project_written(tx)
                 seen = (
                     self._context(session_id, aggregate_id, tx, events, context(result))
                     if context is not None
                     else None
                 )
-                self._store(tx, aggregate_id, events, changes, indexed)
-                if self.views is not None:
-                    self.views.project_written(tx)
         except BaseException:
             if ran:  # the command may have changed the cached transcript
                 self._evict(aggregate_id)
@@ -270,19 +270,21 @@ class TranscriptLog(Resuming):
         events: Sequence[Transcript.Event],
         message_ids: Sequence[str],
     ) -> Context | None:
-        """The session's context once `events` are stored, knowing the messages of
-        `message_ids`: the views' as they are, with the events after it applied; None if the
-        views cannot give it."""
+        """The session's context now that `events` are stored (and projected, if the views
+        could be), knowing the messages of `message_ids`: the views' as they are, with the
+        log's events after it applied; None if the views cannot give it. Read once the
+        views hold the write: a compaction's context is then its few rows, not the many it
+        replaced."""
         views = self.views
         viewed = views.context_in(tx, session_id, message_ids) if views is not None else None
         if viewed is None:
             return None
         context = Context(*viewed)
+        head = events[-1].originator_version if events else None
         try:
-            for stored in tx.events(aggregate_id, after=context.version):
-                context.apply(self.decoded(session_id, stored))
-            for event in events:
-                context.apply(event)
+            if head is None or context.version < head:  # the views are behind the log
+                for stored in tx.events(aggregate_id, after=context.version):
+                    context.apply(self.decoded(session_id, stored))
         except (StorageError, *UNREADABLE):  # the log will say, after the commit
             return None
         return context if context.knows([*context.active_ids, *message_ids]) else None

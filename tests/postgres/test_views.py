@@ -310,6 +310,29 @@ def test_a_write_that_finds_the_views_busy_leaves_them_to_the_next_read_and_does
         assert tracked(postgres_url) == head(postgres_url)
 
 
+def test_a_compaction_that_finds_the_views_busy_returns_the_active_list_it_made(
+    postgres_url: str,
+) -> None:
+    key = advisory_key("views", EVENTS_TABLE)
+    with (
+        TranscriptStore.open(postgres_url, lock_timeout=1) as store,
+        connect(postgres_url) as other,
+    ):
+        store.start("s")
+        store.append("s", [{"id": f"m{n}", "role": "user", "content": f"{n}"} for n in range(5)])
+        attempt = store.begin_compaction("s")
+        other.execute("SELECT pg_advisory_lock(%s)", (key,))
+        store.append("s", [{"id": "m5", "role": "user", "content": "while busy"}])
+        summary = {"role": "system", "content": "summary"}
+        result = store.commit_compaction(attempt, [summary, *attempt.messages[-1:]])
+        assert tracked(postgres_url) < head(postgres_url)  # stored, not projected
+        other.execute("SELECT pg_advisory_unlock(%s)", (key,))
+    assert result.committed
+    assert [m["content"] for m in result.messages] == ["summary", "4", "while busy"]
+    with TranscriptStore.open(postgres_url) as store:
+        assert store.active("s") == result.messages
+
+
 def test_message_history_leaves_room_on_its_pages_so_that_superseding_updates_in_place(
     postgres_url: str,
 ) -> None:
