@@ -48,6 +48,7 @@ from uuid import uuid4
 
 import harness
 import orjson
+
 from transcripts import TranscriptStore
 
 TARGET_VS_SQLITE = {"full": 1.5, "normal": 3.0}  # by durability

@@ -47,6 +47,7 @@ from harness import (
     run_in_scratch_directory,
     title,
 )
+
 from transcripts import TranscriptStore
 
 COMMANDS = {

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import harness
+
 from transcripts import TranscriptStore
 from transcripts.adapters.importers.codex import import_codex
 from transcripts.adapters.importers.codex.plan import plan_rollout

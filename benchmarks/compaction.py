@@ -44,6 +44,7 @@ from typing import Any
 
 import harness
 from plain_compaction import PlainPostgres, PlainSQLite
+
 from transcripts import TranscriptStore
 
 TARGET = 1.5

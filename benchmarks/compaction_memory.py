@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import harness
+
 from transcripts import TranscriptStore
 
 SESSION = "long"

@@ -42,6 +42,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
+
 from transcripts import Append, TranscriptStore
 from transcripts.integrations.pydantic_ai import TranscriptConversationStore
 from transcripts.integrations.pydantic_ai.entries import stored_message

@@ -25,6 +25,7 @@ from itertools import count
 from pathlib import Path
 
 import harness
+
 from transcripts import TranscriptStore
 from transcripts.config import new_cipher_key
 

@@ -37,9 +37,10 @@ import sys
 from pathlib import Path
 
 import harness
+from writer_processes import COMPACTOR, Outcome, cold_writer, compactor, hot_writer, writer
+
 from transcripts import TranscriptStore
 from transcripts.config import DEFAULT_LOCK_TIMEOUT
-from writer_processes import COMPACTOR, Outcome, cold_writer, compactor, hot_writer, writer
 
 # -- scenarios -------------------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import harness
+
 from transcripts import TranscriptStore
 from transcripts.adapters.importers.hermes import import_hermes
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
 from transcripts.projections.search_text import search_text
 
 VIEWS = ("sessions", "active_messages", "message_history", "compaction_attempts")

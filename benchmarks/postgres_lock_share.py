@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import harness
+
 from transcripts import TranscriptStore
 
 WRITERS = (1, 2, 4, 8)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
 import harness
+
 from transcripts import TranscriptStore
 
 TARGET_ROUND_TRIPS = 5.0

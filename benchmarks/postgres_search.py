@@ -19,6 +19,7 @@ import sys
 import time
 
 import harness
+
 from transcripts import TranscriptStore
 
 WORDS = [f"w{n:04d}x" for n in range(5000)]

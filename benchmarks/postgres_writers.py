@@ -42,6 +42,7 @@ import time
 from typing import Any
 
 import harness
+
 from transcripts import TranscriptStore
 
 TARGET_SCALING = 2.5

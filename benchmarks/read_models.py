@@ -60,6 +60,7 @@ from typing import Any
 import harness
 from plain_sqlite import MutableRows, PlainCopy, active_rows
 from rebuild_memory import RebuildMemory, measure_rss, rss_child
+
 from transcripts import TranscriptStore
 
 TARGET_ACTIVE_HISTORY = 1.2

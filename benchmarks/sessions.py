@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import harness
+
 from transcripts import TranscriptStore
 
 TARGET = 1.2

@@ -32,6 +32,7 @@ from pathlib import Path
 import harness
 import orjson
 from starlette.testclient import TestClient
+
 from transcripts import TranscriptStore
 from transcripts.adapters.web.app import create_app
 from transcripts.adapters.web.links import ServerLinks

@@ -13,6 +13,7 @@ import sys
 
 from agents import Agent, Runner, set_tracing_disabled
 from agents.testing import ScriptedModel, assistant_message
+
 from transcripts.integrations.openai_agents import TranscriptSession
 
 

@@ -13,6 +13,7 @@ import sys
 
 from pydantic_ai import Agent
 from pydantic_ai.conversation import Conversation
+
 from transcripts.integrations.pydantic_ai import TranscriptConversationStore
 
 agent = Agent("test")

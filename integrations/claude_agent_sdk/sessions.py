@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from claude_agent_sdk import fold_session_summary
+
 from transcripts import SessionNotFoundError, SetState, TranscriptError, TranscriptStore
 from transcripts.adapters.importers.claude_code.plan import Planner
 from transcripts.adapters.importers.claude_code.writing import standing, write_plan

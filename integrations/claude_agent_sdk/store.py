@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from claude_agent_sdk import SessionStore
+
 from transcripts import TranscriptStore
 
 from ..stored_session import settled

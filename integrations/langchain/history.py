@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage
+
 from transcripts import TranscriptStore
 
 from ..stored_session import StoredSession

@@ -10,6 +10,7 @@ from uuid import uuid4
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
+
 from transcripts import TranscriptStore
 
 from ..stored_session import StoredSession

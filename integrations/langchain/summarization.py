@@ -22,6 +22,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
+
 from transcripts import CompactionAttempt, CompactionResult, TranscriptStore
 
 from .messages import from_stored, to_stored

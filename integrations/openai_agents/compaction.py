@@ -25,6 +25,7 @@ from agents.memory.openai_responses_compaction_session import (
     select_compaction_candidate_items,
 )
 from agents.memory.session import _CompactionSnapshot
+
 from transcripts import CompactionAttempt, SessionNotFoundError, TranscriptError
 
 from ..stored_session import StoredSession

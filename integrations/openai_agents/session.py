@@ -9,6 +9,7 @@ from typing import Any
 from agents.memory import OpenAIResponsesCompactionArgs, SessionSettings
 from agents.memory.session import _CompactionSnapshot
 from agents.memory.session_settings import coerce_session_settings, resolve_session_limit
+
 from transcripts import TranscriptStore
 
 from ..stored_session import StoredSession

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from pydantic_ai.conversation_store import ConversationEntry
+
 from transcripts import (
     MessageNotFoundError,
     SessionErasedError,

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic_ai.conversation_store import ConversationEntry, ConversationRecord
+
 from transcripts import Append, Compact, Rewind, SetState
 
 from .compactions import EntryCompaction

@@ -18,6 +18,7 @@ from pydantic_ai.conversation_store import (
     ConversationEntry,
     ConversationRecord,
 )
+
 from transcripts import (
     Rewind,
     SessionNotFoundError,

@@ -26,6 +26,7 @@ from pydantic_ai.conversation_store import (
     ConversationStore,
 )
 from pydantic_ai.run import AgentRunResult
+
 from transcripts import TranscriptStore
 
 from ..stored_session import settled
