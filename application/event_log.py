@@ -250,7 +250,7 @@ class TranscriptLog(Resuming):
                 )
                 self._store(tx, aggregate_id, events, changes, indexed)
                 if self.views is not None:
-                    self.views.project_written(tx)
+                    self.views.project_written(tx, events)
         except BaseException:
             if ran:  # the command may have changed the cached transcript
                 self._evict(aggregate_id)

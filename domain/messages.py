@@ -13,6 +13,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable, Mapping
+from json.encoder import encode_basestring
 from typing import Any, TypeVar
 from uuid import uuid4
 
@@ -83,11 +84,25 @@ def content_hash(content: Message) -> str:
 
 
 def canonical_json(value: object) -> bytes:
-    """Canonical JSON in UTF-8: sorted keys, no spaces, text as is (not escaped to ASCII)."""
-    text = json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
-    return text.encode("utf-8")
+    """Canonical JSON in UTF-8: sorted keys, no spaces, text as is (not escaped to ASCII).
+
+    An object of text values (most messages) is written here as `json` writes it, with its
+    own string encoder, several times faster than the whole encoder for so small an object.
+    """
+    if type(value) is dict and all(type(item) is str for item in value.values()):
+        try:
+            pairs = [f"{_text(key)}:{_text(item)}" for key, item in sorted(value.items())]
+        except TypeError:  # a key that is not text: the encoder says how it goes
+            pass
+        else:
+            return ("{" + ",".join(pairs) + "}").encode("utf-8")
+    return _CANONICAL.encode(value).encode("utf-8")
+
+
+_text = encode_basestring  # a JSON string, not escaped to ASCII: what `_CANONICAL` writes
+_CANONICAL = json.JSONEncoder(  # made once: `json.dumps` would make one a call
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
 
 
 def with_id(message_id: str, content: Mapping[str, Any]) -> Message:
