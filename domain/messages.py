@@ -14,8 +14,9 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from json.encoder import encode_basestring
+from secrets import randbits
+from time import time_ns
 from typing import Any, TypeVar
-from uuid import uuid4
 
 from .errors import InvalidMessageError
 
@@ -36,7 +37,10 @@ _INT_MAX = 2**64 - 1
 
 
 def new_message_id() -> str:
-    return f"msg_{uuid4().hex}"
+    """`msg_` and 32 hex digits: the time in milliseconds, then 80 random bits. Ids made
+    together sort together, so that indexes keyed by them grow at one end, a few pages a
+    write, instead of taking a new id into a random page of thousands."""
+    return f"msg_{time_ns() // 1_000_000:012x}{randbits(80):020x}"
 
 
 def split_id(message: object) -> tuple[str | None, Message]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import time
 from typing import Any
 
 import pytest
@@ -20,6 +22,7 @@ from transcripts.domain.messages import (
     check_json,
     check_name,
     content_hash,
+    new_message_id,
     safe_text,
     split_id,
 )
@@ -143,6 +146,18 @@ def test_check_json_refuses_what_is_not_plain_json_naming_where(value: object, s
     with pytest.raises(InvalidMessageError) as raised:
         check_json(value, "m")
     assert says in str(raised.value)
+
+
+# -- new_message_id ---------------------------------------------------------------------------
+
+
+def test_new_message_ids_are_unique_and_sort_in_the_order_they_were_made() -> None:
+    first = [new_message_id() for _ in range(1000)]
+    time.sleep(0.002)
+    later = new_message_id()
+    assert all(re.fullmatch("msg_[0-9a-f]{32}", i) for i in [*first, later])
+    assert len(set(first)) == len(first)
+    assert max(first) < later
 
 
 # -- content_hash -----------------------------------------------------------------------------
