@@ -248,7 +248,7 @@ class TranscriptLog(Resuming):
                 events = changed.collect_events() if changed is not None else []
                 self._store(tx, aggregate_id, events, changes, indexed)
                 if self.views is not None:
-                    self.views.project_written(tx)
+                    self.views.project_written(tx, events)
                 seen = (
                     self._context(session_id, aggregate_id, tx, events, context(result))
                     if context is not None

@@ -13,8 +13,10 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable, Mapping
+from json.encoder import encode_basestring
+from secrets import randbits
+from time import time_ns
 from typing import Any, TypeVar
-from uuid import uuid4
 
 from .errors import InvalidMessageError
 
@@ -35,7 +37,10 @@ _INT_MAX = 2**64 - 1
 
 
 def new_message_id() -> str:
-    return f"msg_{uuid4().hex}"
+    """`msg_` and 32 hex digits: the time in milliseconds, then 80 random bits. Ids made
+    together sort together, so that indexes keyed by them grow at one end, a few pages a
+    write, instead of taking a new id into a random page of thousands."""
+    return f"msg_{time_ns() // 1_000_000:012x}{randbits(80):020x}"
 
 
 def split_id(message: object) -> tuple[str | None, Message]:
@@ -83,11 +88,25 @@ def content_hash(content: Message) -> str:
 
 
 def canonical_json(value: object) -> bytes:
-    """Canonical JSON in UTF-8: sorted keys, no spaces, text as is (not escaped to ASCII)."""
-    text = json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
-    return text.encode("utf-8")
+    """Canonical JSON in UTF-8: sorted keys, no spaces, text as is (not escaped to ASCII).
+
+    An object of text values (most messages) is written here as `json` writes it, with its
+    own string encoder, several times faster than the whole encoder for so small an object.
+    """
+    if type(value) is dict and all(type(item) is str for item in value.values()):
+        try:
+            pairs = [f"{_text(key)}:{_text(item)}" for key, item in sorted(value.items())]
+        except TypeError:  # a key that is not text: the encoder says how it goes
+            pass
+        else:
+            return ("{" + ",".join(pairs) + "}").encode("utf-8")
+    return _CANONICAL.encode(value).encode("utf-8")
+
+
+_text = encode_basestring  # a JSON string, not escaped to ASCII: what `_CANONICAL` writes
+_CANONICAL = json.JSONEncoder(  # made once: `json.dumps` would make one a call
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
 
 
 def with_id(message_id: str, content: Mapping[str, Any]) -> Message:

@@ -287,14 +287,19 @@ class Transcript(Resumable, ToolPairing, Rewinding, SessionState, Aggregate):
         for index, (given_id, content) in enumerate(items):
             message_id = given_id or (fresh_ids[index] if fresh_ids else new_message_id())
             if message_id not in self.hashes or (restore and message_id in self.rewound):
-                self.trigger_event(
-                    self.MessageAppended,
-                    message_id=message_id,
-                    message=content,
-                    content_hash=planned.get(message_id) or content_hash(content),
-                )
+                self._trigger_appended(message_id, content, planned.get(message_id))
             stored.append(with_id(message_id, content))
         return stored
+
+    def _trigger_appended(self, message_id: str, content: Message, digest: str | None) -> None:
+        """`trigger_event(MessageAppended, …)`, lean: the same event, fields in the same order."""
+        (event := object.__new__(self.MessageAppended)).__dict__.update(
+            originator_id=self.id, originator_version=self.version + 1,
+            timestamp=self.MessageAppended.create_timestamp(), message_id=message_id,
+            message=content, content_hash=digest or content_hash(content),
+        )  # fmt: skip
+        event.mutate(self)
+        self._pending_events.append(event)
 
     def commit_compaction(
         self,

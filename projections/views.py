@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from threading import Event
 
 from ..domain.messages import Message
+from ..domain.transcript import Transcript
 from .rows import ActiveRow, AttemptRow, HistoryRow, QuarantineRow, SessionRow
 
 Progress = Callable[[int, int], None]  # progress(done, total)
@@ -186,11 +187,15 @@ class TranscriptViews(ABC):
         say: no such session, quarantined or erased, a damaged row."""
 
     @abstractmethod
-    def project_written(self, transaction: object) -> None:
+    def project_written(
+        self, transaction: object, events: Sequence[Transcript.Event] = ()
+    ) -> None:
         """Project, inside a write transaction of the log (its backend's), the entries it
         stored and any before them not projected yet, so that the views are current when it
-        commits: one commit per write. Where that cannot be done now (another process holds
-        the views), the entries are left to the next catch-up."""
+        commits: one commit per write. `events`: the ones it stored, as in hand (projected
+        without reading them back when nothing else is to be projected). Where that cannot
+        be done now (another process holds the views), the entries are left to the next
+        catch-up."""
 
     @abstractmethod
     def follow(self, stop: Event, on_batch: Callable[[int], None] | None = None) -> int:

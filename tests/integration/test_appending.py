@@ -6,9 +6,14 @@ from __future__ import annotations
 import json
 import threading
 
+import orjson
 import pytest
+from eventsourcing.application import Application
 
 from transcripts import MessageConflictError, TranscriptError, TranscriptStore
+from transcripts.application.storage import StoreConfig
+from transcripts.domain.messages import content_hash, with_id
+from transcripts.domain.transcript import Transcript, transcript_id
 
 
 def exactly(message: dict) -> str:
@@ -215,6 +220,50 @@ def test_each_message_is_one_message_appended_event_holding_it_without_its_id_an
     hashes = [event["data"]["content_hash"] for event in appended]
     assert all(isinstance(digest, str) and digest for digest in hashes)
     assert hashes[0] != hashes[1]
+
+
+def test_the_librarys_own_application_reads_a_stream_appended_to_as_the_store_reads_it(
+    durable_url: str,
+) -> None:
+    messages = [
+        {"id": "m1", "role": "user", "content": "héllo \U0001f600", "n": [1.5e-05, -0.0, 2**63]},
+        *({"role": "assistant", "content": f"answer {i}"} for i in range(3)),
+    ]
+    with TranscriptStore.open(durable_url) as store:
+        store.start("s")
+        stored = store.append("s", messages)
+        store.rewind("s", count=1)
+        store.append("s", [stored[-1]])  # a restore
+        active = store.active("s")
+    library = LibraryApplication(env=StoreConfig.from_url(durable_url).library_env())
+    try:
+        transcript = library.repository.get(transcript_id("s"))
+        events = list(library.repository.event_store.get(transcript_id("s")))
+    finally:
+        library.close()
+    assert isinstance(transcript, Transcript)
+    assert [with_id(i, library_message(transcript, events, i)) for i in transcript.active] == active
+    assert transcript.hashes == {m["id"]: content_hash(without_id(m)) for m in stored}
+
+
+class LibraryApplication(Application):
+    """The event-sourcing library's plain application, on the store's log."""
+
+    name = "transcripts"  # the log's tables are named after it
+
+
+def library_message(transcript: Transcript, events: list, message_id: str) -> dict:
+    """The message of an id, as the library decoded the event that appended it."""
+    (message,) = {
+        orjson.dumps(e.message): e.message
+        for e in events
+        if isinstance(e, Transcript.MessageAppended) and e.message_id == message_id
+    }.values()
+    return message
+
+
+def without_id(message: dict) -> dict:
+    return {key: value for key, value in message.items() if key != "id"}
 
 
 def test_the_same_message_id_may_be_used_in_two_sessions(store: TranscriptStore) -> None:

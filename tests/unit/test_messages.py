@@ -4,9 +4,14 @@ content hash over canonical JSON, and the text every backend can store."""
 from __future__ import annotations
 
 import hashlib
+import json
+import re
+import time
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from transcripts.domain.errors import InvalidMessageError
 from transcripts.domain.messages import (
@@ -17,6 +22,7 @@ from transcripts.domain.messages import (
     check_json,
     check_name,
     content_hash,
+    new_message_id,
     safe_text,
     split_id,
 )
@@ -142,6 +148,18 @@ def test_check_json_refuses_what_is_not_plain_json_naming_where(value: object, s
     assert says in str(raised.value)
 
 
+# -- new_message_id ---------------------------------------------------------------------------
+
+
+def test_new_message_ids_are_unique_and_sort_in_the_order_they_were_made() -> None:
+    first = [new_message_id() for _ in range(1000)]
+    time.sleep(0.002)
+    later = new_message_id()
+    assert all(re.fullmatch("msg_[0-9a-f]{32}", i) for i in [*first, later])
+    assert len(set(first)) == len(first)
+    assert max(first) < later
+
+
 # -- content_hash -----------------------------------------------------------------------------
 
 
@@ -159,6 +177,52 @@ def test_the_content_hash_ignores_key_order_and_sees_every_value() -> None:
     assert content_hash(one) != content_hash({**one, "content": "y"})
     assert content_hash(one) != content_hash({**one, "meta": {"a": 1, "b": 2.5}})
     assert content_hash(one) != content_hash({**one, "extra": None})
+
+
+def json_module_bytes(value: object) -> bytes:
+    """Canonical JSON as the json module writes it: the bytes every stored hash was made of."""
+    text = json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+    return text.encode("utf-8")
+
+
+HOSTILE_TEXT = st.text(st.characters(codec="utf-8"))  # control chars, non-BMP, U+2028 …
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | HOSTILE_TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(HOSTILE_TEXT, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(JSON_VALUES | st.dictionaries(HOSTILE_TEXT, HOSTILE_TEXT))  # most messages: text values
+@example({"role": "user", "content": "\x00\x1f\x7f\u2028\U0001f600\"\\/", "é": ""})
+@example({"b": 1e100, "a": [-0.0, 1.5e-05, 5e-324, 1e16, 2**64 - 1, -(2**63)]})
+@example({"\U0001f600": "\x00\x1f\x7f\u2028", "\uffff": {"é": "\\\"/"}, "z": True})
+def test_canonical_json_is_byte_for_byte_what_the_json_module_writes(value: object) -> None:
+    assert canonical_json(value) == json_module_bytes(value)
+
+
+@pytest.mark.parametrize(
+    "value", [{"x": "\ud800"}, {1: "a"}, [2**70], {"x": (1, 2)}, {"x": [float("inf")]}]
+)
+def test_canonical_json_of_what_is_not_plain_json_is_what_the_json_module_does(
+    value: object,
+) -> None:
+    try:
+        expected: object = json_module_bytes(value)
+    except (TypeError, ValueError) as error:
+        expected = type(error)
+    try:
+        got: object = canonical_json(value)
+    except (TypeError, ValueError) as error:
+        got = type(error)
+    assert got == expected
 
 
 def test_canonical_json_refuses_what_json_cannot_say() -> None:

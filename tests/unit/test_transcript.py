@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from eventsourcing.persistence import Mapper
 
 from transcripts.domain.compaction import (
     CONFLICT,
@@ -20,6 +21,7 @@ from transcripts.domain.errors import (
     SessionErasedError,
     TranscriptError,
 )
+from transcripts.adapters.storage.codec import OrjsonTranscoder
 from transcripts.domain.transcript import Transcript, transcript_id
 
 from support.events import collect, commit, replay, start
@@ -112,6 +114,29 @@ def test_append_keeps_given_ids_makes_up_the_missing_ones_and_returns_every_mess
     assert [event.message_id for event in events] == [m["id"] for m in stored]
     assert events[0].message == {"role": "user", "content": "hi"}  # the id is held apart
     assert transcript.active == [m["id"] for m in stored]
+
+
+def test_an_appended_message_is_the_event_the_librarys_trigger_event_makes_stored_alike() -> None:
+    messages = [{"id": "m1", **TRIP[0]}, {"role": "user", "content": [{"n": 1.5e-05}]}]
+    lean = start()
+    lean.append(messages, ["", "m2"])
+    library = start()
+    for message_id, content in (("m1", without_id(messages[0])), ("m2", messages[1])):
+        library.trigger_event(
+            Transcript.MessageAppended,
+            message_id=message_id,
+            message=content,
+            content_hash=lean.hashes[message_id],
+        )
+    mapper: Mapper = Mapper(transcoder=OrjsonTranscoder())
+    made, expected = collect(lean), collect(library)
+    for event, reference in zip(made, expected, strict=True):
+        object.__setattr__(event, "timestamp", reference.timestamp)
+        assert type(event) is type(reference)
+        assert list(vars(event).items()) == list(vars(reference).items())
+        assert mapper.to_stored_event(event) == mapper.to_stored_event(reference)
+    times = {"_created_on": None, "_modified_on": None}
+    assert vars(lean) | times == vars(library) | times
 
 
 def test_appending_a_stored_id_with_the_same_content_again_triggers_nothing() -> None:

@@ -9,7 +9,7 @@ the views cannot take is quarantined on its own, so the rest of its batch lands.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -18,6 +18,7 @@ from uuid import UUID
 
 from eventsourcing.persistence import Mapper, StoredEvent
 
+from ....domain.transcript import Transcript
 from ....projections.entries import LogEntry, segments
 from ....projections.projector import Projector, ViewState
 from ....projections.rows import ActiveRow, QuarantineRow, SessionRow, ViewChanges
@@ -107,6 +108,10 @@ class CatchUp:
         )
         self._select = (  # the entries after the tracked position: one statement
             f"SELECT {position} AS position, originator_id, originator_version, topic, state "
+            f"FROM {events} WHERE {position} > {tracked} ORDER BY {position} LIMIT ?"
+        )
+        self._unprojected = (  # the same entries' places only: a write's own, usually
+            f"SELECT {position} AS position, originator_id, originator_version "
             f"FROM {events} WHERE {position} > {tracked} ORDER BY {position} LIMIT ?"
         )
         self._head = f"SELECT MAX({position}) AS head FROM {events}"
@@ -204,6 +209,28 @@ class CatchUp:
         if entries:
             self.project(c, tables, tracking_name, entries)
         return len(entries)
+
+    def project_own(self, c: Cursor, events: Sequence[Transcript.Event]) -> bool:
+        """Project into the live views the events the transaction of `c` has just stored,
+        as they are in hand (they are what their stored state decodes to), if they are all
+        the log holds beyond the tracked position; else project nothing and return False."""
+        if not events:
+            return False
+        c.execute(self._unprojected, (TRACKING_NAME, len(events) + 1))
+        rows = c.fetchall()
+        if len(rows) != len(events):
+            return False
+        names = {stream: stream.hex for stream in {event.originator_id for event in events}}
+        entries = []
+        for row, event in zip(rows, events, strict=True):
+            name = row["originator_id"]
+            name = name.hex if isinstance(name, UUID) else name
+            version = row["originator_version"]
+            if name != names[event.originator_id] or version != event.originator_version:
+                return False
+            entries.append(LogEntry(row["position"], name, version, event.TOPIC, event))
+        self.project(c, LIVE, TRACKING_NAME, entries)
+        return True
 
     def project(
         self, c: Cursor, tables: Tables, tracking_name: str, entries: list[LogEntry]

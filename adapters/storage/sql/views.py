@@ -25,6 +25,7 @@ from ....domain.errors import (
     StorageError,
 )
 from ....domain.messages import Message
+from ....domain.transcript import Transcript
 from ....projections.projector import Projector
 from ....projections.rows import (
     VIEW_NAMES,
@@ -237,9 +238,9 @@ class SQLTranscriptViews(TranscriptViews):
     def catch_up(self, progress: Progress | None = None) -> int:
         return self._catch_up.run(progress=progress)
 
-    def project_written(self, transaction: object) -> None:
+    def project_written(self, transaction: object, events: Sequence[Transcript.Event] = ()) -> None:
         cursor = self.dialect.log_cursor(transaction)
-        if cursor is not None:  # every entry up to the head, in batches
+        if cursor is not None and not self._catch_up.project_own(cursor, events):
             while self._catch_up.batch(cursor, LIVE, TRACKING_NAME) == BATCH_SIZE:
                 pass
 
