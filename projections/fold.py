@@ -7,17 +7,25 @@ against it. A `Rewound` event takes active messages out of the context (they sta
 history, marked); a `MessageAppended` of a rewound id restores it; a `StateChanged` sets and
 removes keys of the session's `state`. An `Erased` tombstone
 leaves only what it records (and `erased_at`); an event after it cannot be applied.
+
+A fold made with `contents=False` keeps of each message only its role and digest
+(`message_digest`), not its content: what verifying a long session compares, in memory
+small per message (its `active()` and `history()` cannot be said).
 """
 
 from __future__ import annotations
 
+import hashlib
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from ..domain.committed import superseded_ids
-from ..domain.messages import Message, with_id
+from ..domain.messages import Message, canonical_json, with_id
 from ..domain.state import changed_state
 from ..domain.transcript import Transcript
 
@@ -25,10 +33,21 @@ COMMITTED = "committed"
 FAILED = "failed"
 
 
-@dataclass
+def message_digest(message: Message) -> bytes:
+    """A stored message's digest (with its id): BLAKE2b of its JSON with sorted keys."""
+    try:
+        data = orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:  # what orjson cannot write: an integer past 64 bits
+        data = canonical_json(message)
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+@dataclass(slots=True)
 class HistoryEntry:
     id: str
-    message: Message
+    role: str
+    digest: bytes  # `message_digest` of the message with its id
+    message: Message | None  # None in a fold without contents
     appended_at: datetime
     appended_version: int
     active: bool = True
@@ -44,8 +63,13 @@ class HistoryEntry:
             "superseded_by": self.superseded_by,
             "added_by": self.added_by,
             "rewound": self.rewound_version is not None,
-            "message": with_id(self.id, self.message),
+            "message": with_id(self.id, self.contents()),
         }
+
+    def contents(self) -> Message:
+        if self.message is None:
+            raise ValueError(f"a fold without contents has no content of message {self.id!r}")
+        return self.message
 
 
 @dataclass
@@ -64,6 +88,7 @@ class SessionFold:
     compactions: list[dict[str, Any]] = field(default_factory=list)
     erased_at: datetime | None = None
     context_version: int = 0  # of the last compaction, rewind or restore
+    contents: bool = True  # False: messages are kept as their role and digest only
 
     @classmethod
     def of(cls, events: Iterable[Transcript.Event]) -> SessionFold:
@@ -77,11 +102,15 @@ class SessionFold:
         """The fold of the events that can be applied; the others are left out."""
         fold = cls()
         for event in events:
-            try:
-                fold.apply(event)
-            except (KeyError, TypeError, ValueError, AttributeError):
-                continue
+            fold.apply_readable(event)
         return fold
+
+    def apply_readable(self, event: Transcript.Event) -> None:
+        """`apply` the event if it can be applied; else leave it out."""
+        try:
+            self.apply(event)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            pass
 
     def apply(self, event: Transcript.Event) -> None:
         if self.erased_at is not None:
@@ -140,7 +169,13 @@ class SessionFold:
     ) -> None:
         self._check(message_id, message)
         self.entries[message_id] = HistoryEntry(
-            message_id, message, event.timestamp, event.originator_version, added_by=added_by
+            message_id,
+            sys.intern(message["role"]) if isinstance(message["role"], str) else message["role"],
+            message_digest(with_id(message_id, message)),
+            message if self.contents else None,
+            event.timestamp,
+            event.originator_version,
+            added_by=added_by,
         )
 
     def _append(self, event: Transcript.MessageAppended) -> None:
@@ -212,7 +247,7 @@ class SessionFold:
         }
 
     def active(self) -> list[Message]:
-        return [with_id(i, self.entries[i].message) for i in self.active_ids]
+        return [with_id(i, self.entries[i].contents()) for i in self.active_ids]
 
     def history(self) -> list[dict[str, Any]]:
         return [entry.as_dict() for entry in self.entries.values()]
