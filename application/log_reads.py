@@ -74,20 +74,22 @@ class LogReads(Application[UUID]):
             raise SessionErasedError(session_id, tombstone.timestamp)
         return last[0].originator_version
 
-    def readable_events(self, session_id: str) -> Iterator[Transcript.Event | None]:
-        """The events of a session, decoded, read a page at a time (a long stream is never
-        held whole); None in place of one that does not decode (the views quarantine it)."""
+    def readable_pages(self, session_id: str) -> Iterator[list[Transcript.Event | None]]:
+        """The events of a session, decoded, a page at a time (a long stream is never held
+        whole); None in place of one that does not decode (the views quarantine it)."""
         after = 0
         while True:
             page = self.stored_page(session_id, after, _READ_PAGE)
-            for stored in page:
-                try:
-                    yield self.decoded(session_id, stored)
-                except StorageError:
-                    yield None
+            yield [self._readable(session_id, stored) for stored in page]
             if len(page) < _READ_PAGE:
                 return
             after = page[-1].originator_version
+
+    def _readable(self, session_id: str, stored: StoredEvent) -> Transcript.Event | None:
+        try:
+            return self.decoded(session_id, stored)
+        except StorageError:
+            return None
 
     def stored_page(
         self, session_id: str, after: int, size: int, until: int | None = None

@@ -9,15 +9,18 @@ rebuild drops it (each session's next write indexes it anew from its log).
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
+import orjson
 from eventsourcing.persistence import PersistenceError
 
 from ..domain.errors import StorageError
 from ..domain.id_index import IndexChanges, IndexEntry, id_key
+from ..domain.messages import Message, canonical_json
 from ..domain.transcript import Transcript, transcript_id
 from ..projections.fold import SessionFold
 from ..projections.verify import Problem, VerifyReport, compare_session, quarantine_problems
@@ -119,17 +122,27 @@ def verify(
 
 
 def fold_session(log: TranscriptLog, session_id: str) -> tuple[SessionFold, list[Problem]]:
-    """The fold of a session's readable events, without contents (`SessionFold`), read a
+    """The fold of a session's readable events keeping digests (`message_digest`), read a
     page at a time; and the differences of its index of message ids (`IndexCheck`)."""
     index = IndexCheck(*log.backend.read_index(log, transcript_id(session_id)))  # then the log
-    fold, whole = SessionFold(contents=False), True
-    for event in log.readable_events(session_id):
-        if event is None:
-            whole = False  # quarantined: its writes are refused
-            continue
-        fold.apply_readable(event)
-        index.apply(event)
+    fold, whole = SessionFold(digest=message_digest), True
+    for page in log.readable_pages(session_id):
+        events = [event for event in page if event is not None]
+        whole = whole and len(events) == len(page)  # else quarantined: its writes are refused
+        for event in events:
+            fold.apply_readable(event)
+        index.apply(events)
     return fold, index.problems(session_id) if whole else []
+
+
+def message_digest(message: Message) -> bytes:
+    """What verify keeps of a message (with its id) and compares: BLAKE2b of its JSON with
+    sorted keys."""
+    try:
+        data = orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:  # what orjson cannot write: an integer past 64 bits
+        data = canonical_json(message)
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 class IndexCheck:
@@ -145,10 +158,14 @@ class IndexCheck:
         self.differs: dict[str, tuple[IndexEntry, IndexEntry | None]] = {}  # (called, stored)
         self.last = 0  # the version of the last event up to `version`
 
-    def apply(self, event: Transcript.Event) -> None:
-        if self.version is None or event.originator_version > self.version:
+    def apply(self, events: list[Transcript.Event]) -> None:
+        """Check the entries of the next events (those up to the index's version)."""
+        if self.version is None:
             return
-        changes = IndexChanges().apply([event])
+        events = [event for event in events if event.originator_version <= self.version]
+        if not events:
+            return
+        changes = IndexChanges().apply(events)
         self.last = changes.version
         if changes.replace:  # nothing before is called for any more
             self.unseen.update(self.seen)

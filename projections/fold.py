@@ -8,24 +8,21 @@ history, marked); a `MessageAppended` of a rewound id restores it; a `StateChang
 removes keys of the session's `state`. An `Erased` tombstone
 leaves only what it records (and `erased_at`); an event after it cannot be applied.
 
-A fold made with `contents=False` keeps of each message only its role and digest
-(`message_digest`), not its content: what verifying a long session compares, in memory
-small per message (its `active()` and `history()` cannot be said).
+A fold given a `digest` keeps of each message (with its id) only its role and digest, not
+its content: what verifying a long session compares, in memory small per message (its
+`active()` and `history()` cannot be said).
 """
 
 from __future__ import annotations
 
-import hashlib
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import orjson
-
 from ..domain.committed import superseded_ids
-from ..domain.messages import Message, canonical_json, with_id
+from ..domain.messages import Message, with_id
 from ..domain.state import changed_state
 from ..domain.transcript import Transcript
 
@@ -33,21 +30,12 @@ COMMITTED = "committed"
 FAILED = "failed"
 
 
-def message_digest(message: Message) -> bytes:
-    """A stored message's digest (with its id): BLAKE2b of its JSON with sorted keys."""
-    try:
-        data = orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
-    except orjson.JSONEncodeError:  # what orjson cannot write: an integer past 64 bits
-        data = canonical_json(message)
-    return hashlib.blake2b(data, digest_size=16).digest()
-
-
 @dataclass(slots=True)
 class HistoryEntry:
     id: str
     role: str
-    digest: bytes  # `message_digest` of the message with its id
-    message: Message | None  # None in a fold without contents
+    message: Message | None  # None in a fold that keeps digests
+    digest: bytes | None  # of the message with its id, in a fold that keeps digests
     appended_at: datetime
     appended_version: int
     active: bool = True
@@ -68,7 +56,7 @@ class HistoryEntry:
 
     def contents(self) -> Message:
         if self.message is None:
-            raise ValueError(f"a fold without contents has no content of message {self.id!r}")
+            raise ValueError(f"a fold of digests has no content of message {self.id!r}")
         return self.message
 
 
@@ -88,7 +76,8 @@ class SessionFold:
     compactions: list[dict[str, Any]] = field(default_factory=list)
     erased_at: datetime | None = None
     context_version: int = 0  # of the last compaction, rewind or restore
-    contents: bool = True  # False: messages are kept as their role and digest only
+    # What is kept of each message with its id, instead of the message itself (None: itself)
+    digest: Callable[[Message], bytes] | None = None
 
     @classmethod
     def of(cls, events: Iterable[Transcript.Event]) -> SessionFold:
@@ -171,8 +160,8 @@ class SessionFold:
         self.entries[message_id] = HistoryEntry(
             message_id,
             sys.intern(message["role"]) if isinstance(message["role"], str) else message["role"],
-            message_digest(with_id(message_id, message)),
-            message if self.contents else None,
+            None if self.digest else message,
+            self.digest(with_id(message_id, message)) if self.digest else None,
             event.timestamp,
             event.originator_version,
             added_by=added_by,
@@ -245,6 +234,14 @@ class SessionFold:
             "version": event.originator_version,
             "metadata": getattr(event, "metadata", None),  # a failure has none
         }
+
+    def kept(self, entry: HistoryEntry) -> Message | bytes:
+        """An entry's message with its id as the fold keeps it: itself, or its digest."""
+        return entry.digest if entry.digest is not None else with_id(entry.id, entry.contents())
+
+    def keep(self, message: Message) -> Message | bytes:
+        """A stored message (with its id) as `kept` says it, to be compared with it."""
+        return self.digest(message) if self.digest else message
 
     def active(self) -> list[Message]:
         return [with_id(i, self.entries[i].contents()) for i in self.active_ids]

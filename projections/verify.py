@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..domain.transcript import transcript_id
-from .fold import HistoryEntry, SessionFold, message_digest
+from .fold import HistoryEntry, SessionFold
 from .rows import ActiveRow, AttemptRow, HistoryRow, QuarantineRow, SessionRow
 from .views import SessionRows
 
@@ -56,15 +56,15 @@ def compare_session(session_id: str, fold: SessionFold | None, rows: SessionRows
             session_id,
             "active_messages",
             fold.active_ids,
-            lambda key: _expected_active(entries[key]),
-            ((row.message_id, _stored_active(row), row.position) for row in rows.active),
+            lambda key: _expected_active(fold, entries[key]),
+            ((row.message_id, _stored_active(fold, row), row.position) for row in rows.active),
         ),
         *_diff_rows(
             session_id,
             "message_history",
             list(entries),
-            lambda key: _expected_history(entries[key]),
-            ((row.message_id, _stored_history(row), row.seq) for row in rows.history),
+            lambda key: _expected_history(fold, entries[key]),
+            ((row.message_id, _stored_history(fold, row), row.seq) for row in rows.history),
         ),
         *_diff_rows(
             session_id,
@@ -113,19 +113,19 @@ def quarantine_problems(rows: Sequence[QuarantineRow]) -> list[Problem]:
     ]
 
 
-def _expected_active(entry: HistoryEntry) -> dict[str, Any]:
-    return {"role": entry.role, "message": entry.digest}
+def _expected_active(fold: SessionFold, entry: HistoryEntry) -> dict[str, Any]:
+    return {"role": entry.role, "message": fold.kept(entry)}
 
 
-def _stored_active(row: ActiveRow) -> dict[str, Any]:
-    return {"role": row.role, "message": message_digest(row.message)}
+def _stored_active(fold: SessionFold, row: ActiveRow) -> dict[str, Any]:
+    return {"role": row.role, "message": fold.keep(row.message)}
 
 
-def _expected_history(entry: HistoryEntry) -> dict[str, Any]:
-    """A fold entry as its `message_history` row must be (its message as its digest)."""
+def _expected_history(fold: SessionFold, entry: HistoryEntry) -> dict[str, Any]:
+    """A fold entry as its `message_history` row must be (its message as the fold keeps it)."""
     return {
         "role": entry.role,
-        "message": entry.digest,
+        "message": fold.kept(entry),
         "active": entry.active,
         "superseded_by": entry.superseded_by,
         "added_by": entry.added_by,
@@ -136,11 +136,11 @@ def _expected_history(entry: HistoryEntry) -> dict[str, Any]:
     }
 
 
-def _stored_history(row: HistoryRow) -> dict[str, Any]:
+def _stored_history(fold: SessionFold, row: HistoryRow) -> dict[str, Any]:
     """A `message_history` row as `_expected_history` says it."""
     return {
         "role": row.role,
-        "message": message_digest(row.message),
+        "message": fold.keep(row.message),
         "active": row.active,
         "superseded_by": row.superseded_by,
         "added_by": row.added_by,
@@ -304,5 +304,5 @@ def _difference(expected: Any, stored: Any) -> str:
 
 
 def _shown(value: Any) -> str:
-    """A value as a problem's detail says it: a message as its digest (`message_digest`)."""
+    """A value as a problem's detail says it (a digest in hexadecimal)."""
     return f"digest {value.hex()}" if isinstance(value, bytes) else repr(value)
