@@ -30,6 +30,11 @@ COMMITTED = "committed"
 FAILED = "failed"
 
 
+def _shared(role: Any) -> Any:
+    """A role as one object for every message of it (a long history holds many)."""
+    return sys.intern(role) if isinstance(role, str) else role
+
+
 @dataclass(slots=True)
 class HistoryEntry:
     id: str
@@ -159,7 +164,7 @@ class SessionFold:
         self._check(message_id, message)
         self.entries[message_id] = HistoryEntry(
             message_id,
-            sys.intern(message["role"]) if isinstance(message["role"], str) else message["role"],
+            _shared(message["role"]),
             None if self.digest else message,
             self.digest(with_id(message_id, message)) if self.digest else None,
             event.timestamp,
