@@ -22,6 +22,7 @@ from .retry import StorageCalls
 
 _SESSION_PAGE = 500
 _REPLAY_PAGE = 10_000  # events read at a time when a transcript is replayed
+_READ_PAGE = 1_000  # events read at a time when they are decoded as they are read
 FIRST_EVENTS = (Transcript.Started, Transcript.Erased)  # a stream begins with one
 _FIRST_TOPICS = [event.TOPIC for event in FIRST_EVENTS]
 
@@ -73,20 +74,22 @@ class LogReads(Application[UUID]):
             raise SessionErasedError(session_id, tombstone.timestamp)
         return last[0].originator_version
 
-    def readable_events(self, session_id: str) -> tuple[list[Transcript.Event], bool]:
-        """The events of a session that decode (the views quarantine the others), and
-        whether every one did."""
-        stored = self.calls.run(
-            lambda: self.recorder.select_events(transcript_id(session_id)),
-            f"read session {session_id!r}",
-        )
-        events = []
-        for event in stored:
-            try:
-                events.append(self.decoded(session_id, event))
-            except StorageError:
-                continue
-        return events, len(events) == len(stored)
+    def readable_pages(self, session_id: str) -> Iterator[list[Transcript.Event | None]]:
+        """The events of a session, decoded, a page at a time (a long stream is never held
+        whole); None in place of one that does not decode (the views quarantine it)."""
+        after = 0
+        while True:
+            page = self.stored_page(session_id, after, _READ_PAGE)
+            yield [self._readable(session_id, stored) for stored in page]
+            if len(page) < _READ_PAGE:
+                return
+            after = page[-1].originator_version
+
+    def _readable(self, session_id: str, stored: StoredEvent) -> Transcript.Event | None:
+        try:
+            return self.decoded(session_id, stored)
+        except StorageError:
+            return None
 
     def stored_page(
         self, session_id: str, after: int, size: int, until: int | None = None

@@ -9,15 +9,18 @@ rebuild drops it (each session's next write indexes it anew from its log).
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
+import orjson
 from eventsourcing.persistence import PersistenceError
 
 from ..domain.errors import StorageError
 from ..domain.id_index import IndexChanges, IndexEntry, id_key
+from ..domain.messages import Message, canonical_json
 from ..domain.transcript import Transcript, transcript_id
 from ..projections.fold import SessionFold
 from ..projections.verify import Problem, VerifyReport, compare_session, quarantine_problems
@@ -106,47 +109,102 @@ def verify(
     for done, session_id in enumerate(sessions):
         if progress is not None:
             progress(done, len(sessions))
-        if session_id not in known:
-            problems += compare_session(session_id, None, views.rows(session_id))
-            continue
-        index = log.backend.read_index(log, transcript_id(session_id))  # then the log
-        events, whole = log.readable_events(session_id)
-        fold = SessionFold.of_readable(events)
-        # else quarantined: its writes are refused
-        in_index = index_problems(session_id, index, events) if whole else []
-        del index, events  # the fold is all the rest needs: their memory goes before the rows
-        problems += compare_session(session_id, fold, views.rows(session_id))
+        fold = None
+        in_index: list[Problem] = []
+        if session_id in known:
+            fold, in_index = fold_session(log, session_id)
+        with views.rows(session_id) as rows:
+            problems += compare_session(session_id, fold, rows)
         problems += in_index
     if progress is not None:
         progress(len(sessions), len(sessions))
     return VerifyReport(sessions=len(sessions), problems=problems)
 
 
-def index_problems(
-    session_id: str,
-    index: tuple[int | None, dict[bytes, IndexEntry]],
-    events: list[Transcript.Event],
-) -> list[Problem]:
-    """Every difference between a session's index of message ids, read before its events,
-    and what those events up to the version it reflects call for. A session never indexed
-    has none: its next write indexes it."""
-    version, stored = index
-    if version is None:
-        return []
-    expected = IndexChanges.of(event for event in events if event.originator_version <= version)
-    if expected.version != version:
-        detail = f"it reflects version {version}, the log's last is {expected.version}"
-        return [Problem(session_id, STREAMS_TABLE, "changed", session_id, detail)]
-    problems = []
-    for message_id, entry in expected.entries.items():
-        found = stored.pop(id_key(message_id), None)
-        if found is None:
-            problems.append(Problem(session_id, IDS_TABLE, "missing", message_id))
-        elif found != entry:
-            detail = f"expected {entry}, stored {found}"
-            problems.append(Problem(session_id, IDS_TABLE, "changed", message_id, detail))
-    problems += [Problem(session_id, IDS_TABLE, "extra", f"id key {key.hex()}") for key in stored]
-    return problems
+def fold_session(log: TranscriptLog, session_id: str) -> tuple[SessionFold, list[Problem]]:
+    """The fold of a session's readable events keeping digests (`message_digest`), read a
+    page at a time; and the differences of its index of message ids (`IndexCheck`)."""
+    index = IndexCheck(*log.backend.read_index(log, transcript_id(session_id)))  # then the log
+    fold, whole = SessionFold(digest=message_digest), True
+    for page in log.readable_pages(session_id):
+        events = [event for event in page if event is not None]
+        whole = whole and len(events) == len(page)  # else quarantined: its writes are refused
+        for event in events:
+            fold.apply_readable(event)
+        index.apply(events)
+    return fold, index.problems(session_id) if whole else []
+
+
+def message_digest(message: Message) -> bytes:
+    """What verify keeps of a message (with its id) and compares: BLAKE2b of its JSON with
+    sorted keys."""
+    try:
+        data = orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:  # what orjson cannot write: an integer past 64 bits
+        data = canonical_json(message)
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+class IndexCheck:
+    """A session's index of message ids (the version it reflects, None if never indexed,
+    and its entries by id key), read before its events, checked against what those events
+    up to that version call for as they are read. Of what they call for it holds only the
+    entries that differ from the index: the others are as stored."""
+
+    def __init__(self, version: int | None, stored: dict[bytes, IndexEntry]) -> None:
+        self.version = version
+        self.unseen = stored  # entries no event has named yet
+        self.seen: dict[bytes, IndexEntry] = {}  # entries named, as the events call for
+        self.differs: dict[str, tuple[IndexEntry, IndexEntry | None]] = {}  # (called, stored)
+        self.last = 0  # the version of the last event up to `version`
+
+    def apply(self, events: list[Transcript.Event]) -> None:
+        """Check the entries of the next events (those up to the index's version)."""
+        if self.version is None:
+            return
+        events = [event for event in events if event.originator_version <= self.version]
+        if not events:
+            return
+        changes = IndexChanges().apply(events)
+        self.last = changes.version
+        if changes.replace:  # nothing before is called for any more
+            self.unseen.update(self.seen)
+            stored = ((id_key(i), found) for i, (_, found) in self.differs.items() if found)
+            self.unseen.update(stored)
+            self.seen, self.differs = {}, {}
+        for message_id, change in changes.entries.items():
+            key = id_key(message_id)
+            if message_id in self.differs:
+                before, found = self.differs.pop(message_id)
+            elif key in self.seen:
+                before = found = self.seen.pop(key)
+            else:
+                before, found = None, self.unseen.pop(key, None)
+            content = change.content_hash
+            if content is None and before is not None:
+                content = before.content_hash  # a rewind: the content is the same
+            called = IndexEntry(content, change.rewound)
+            if called == found:
+                self.seen[key] = called
+            else:
+                self.differs[message_id] = (called, found)
+
+    def problems(self, session_id: str) -> list[Problem]:
+        """Every difference; none for a session never indexed (its next write indexes it)."""
+        if self.version is None:
+            return []
+        if self.last != self.version:
+            detail = f"it reflects version {self.version}, the log's last is {self.last}"
+            return [Problem(session_id, STREAMS_TABLE, "changed", session_id, detail)]
+        problems = []
+        for message_id, (called, found) in self.differs.items():
+            if found is None:
+                problems.append(Problem(session_id, IDS_TABLE, "missing", message_id))
+            else:
+                detail = f"expected {called}, stored {found}"
+                problems.append(Problem(session_id, IDS_TABLE, "changed", message_id, detail))
+        extra = [f"id key {key.hex()}" for key in self.unseen]
+        return problems + [Problem(session_id, IDS_TABLE, "extra", key) for key in extra]
 
 
 @contextmanager

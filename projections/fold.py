@@ -7,11 +7,16 @@ against it. A `Rewound` event takes active messages out of the context (they sta
 history, marked); a `MessageAppended` of a rewound id restores it; a `StateChanged` sets and
 removes keys of the session's `state`. An `Erased` tombstone
 leaves only what it records (and `erased_at`); an event after it cannot be applied.
+
+A fold given a `digest` keeps of each message (with its id) only its role and digest, not
+its content: what verifying a long session compares, in memory small per message (its
+`active()` and `history()` cannot be said).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -25,10 +30,17 @@ COMMITTED = "committed"
 FAILED = "failed"
 
 
-@dataclass
+def _shared(role: Any) -> Any:
+    """A role as one object for every message of it (a long history holds many)."""
+    return sys.intern(role) if isinstance(role, str) else role
+
+
+@dataclass(slots=True)
 class HistoryEntry:
     id: str
-    message: Message
+    role: str
+    message: Message | None  # None in a fold that keeps digests
+    digest: bytes | None  # of the message with its id, in a fold that keeps digests
     appended_at: datetime
     appended_version: int
     active: bool = True
@@ -44,8 +56,13 @@ class HistoryEntry:
             "superseded_by": self.superseded_by,
             "added_by": self.added_by,
             "rewound": self.rewound_version is not None,
-            "message": with_id(self.id, self.message),
+            "message": with_id(self.id, self.contents()),
         }
+
+    def contents(self) -> Message:
+        if self.message is None:
+            raise ValueError(f"a fold of digests has no content of message {self.id!r}")
+        return self.message
 
 
 @dataclass
@@ -64,6 +81,8 @@ class SessionFold:
     compactions: list[dict[str, Any]] = field(default_factory=list)
     erased_at: datetime | None = None
     context_version: int = 0  # of the last compaction, rewind or restore
+    # What is kept of each message with its id, instead of the message itself (None: itself)
+    digest: Callable[[Message], bytes] | None = None
 
     @classmethod
     def of(cls, events: Iterable[Transcript.Event]) -> SessionFold:
@@ -77,11 +96,15 @@ class SessionFold:
         """The fold of the events that can be applied; the others are left out."""
         fold = cls()
         for event in events:
-            try:
-                fold.apply(event)
-            except (KeyError, TypeError, ValueError, AttributeError):
-                continue
+            fold.apply_readable(event)
         return fold
+
+    def apply_readable(self, event: Transcript.Event) -> None:
+        """`apply` the event if it can be applied; else leave it out."""
+        try:
+            self.apply(event)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            pass
 
     def apply(self, event: Transcript.Event) -> None:
         if self.erased_at is not None:
@@ -140,7 +163,13 @@ class SessionFold:
     ) -> None:
         self._check(message_id, message)
         self.entries[message_id] = HistoryEntry(
-            message_id, message, event.timestamp, event.originator_version, added_by=added_by
+            message_id,
+            _shared(message["role"]),
+            None if self.digest else message,
+            self.digest(with_id(message_id, message)) if self.digest else None,
+            event.timestamp,
+            event.originator_version,
+            added_by=added_by,
         )
 
     def _append(self, event: Transcript.MessageAppended) -> None:
@@ -211,8 +240,16 @@ class SessionFold:
             "metadata": getattr(event, "metadata", None),  # a failure has none
         }
 
+    def kept(self, entry: HistoryEntry) -> Message | bytes:
+        """An entry's message with its id as the fold keeps it: itself, or its digest."""
+        return entry.digest if entry.digest is not None else with_id(entry.id, entry.contents())
+
+    def keep(self, message: Message) -> Message | bytes:
+        """A stored message (with its id) as `kept` says it, to be compared with it."""
+        return self.digest(message) if self.digest else message
+
     def active(self) -> list[Message]:
-        return [with_id(i, self.entries[i].message) for i in self.active_ids]
+        return [with_id(i, self.entries[i].contents()) for i in self.active_ids]
 
     def history(self) -> list[dict[str, Any]]:
         return [entry.as_dict() for entry in self.entries.values()]

@@ -7,16 +7,14 @@ changed or misordered row.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
-from itertools import zip_longest
 from typing import Any
 
-from ..domain.messages import with_id
 from ..domain.transcript import transcript_id
 from .fold import HistoryEntry, SessionFold
-from .rows import HistoryRow, QuarantineRow, SessionRow
+from .rows import ActiveRow, AttemptRow, HistoryRow, QuarantineRow, SessionRow
 from .views import SessionRows
 
 
@@ -45,33 +43,36 @@ class VerifyReport:
 
 
 def compare_session(session_id: str, fold: SessionFold | None, rows: SessionRows) -> list[Problem]:
-    """Every difference between a session's view rows and the fold of its events."""
+    """Every difference between a session's view rows and the fold of its events.
+
+    The rows may be read as they are compared (`SessionRows`' iterables are read once, in
+    order): they are compared one by one with what the fold expects in their place, and
+    none is held, so that a long history takes little memory."""
     if fold is None:
         return _unknown_session(session_id, rows)
-    expected_active = [(m["id"], {"role": m["role"], "message": m}) for m in fold.active()]
-    stored_active = [
-        (row.message_id, {"role": row.role, "message": row.message}) for row in rows.active
-    ]
-    history = fold.entries.values()
-    expected_history = partial(map, _expected_history_row, history)  # made on demand
-    stored_history = partial(map, _stored_history_row, rows.history)
-    expected_attempts = [
-        (entry["id"], {**entry, "counts": (len(entry["superseded"]), len(entry["added"]))})
-        for entry in fold.compactions
-    ]
-    stored_attempts = [
-        (
-            row.compaction_id,
-            {**row.as_audit_entry(), "counts": (row.superseded_count, row.added_count)},
-        )
-        for row in rows.attempts
-    ]
+    entries = fold.entries
     problems = [
-        *_diff_list(session_id, "active_messages", expected_active, stored_active),
-        *_positions(session_id, "active_messages", [row.position for row in rows.active]),
-        *_diff_lazily(session_id, "message_history", expected_history, stored_history),
-        *_positions(session_id, "message_history", [row.seq for row in rows.history]),
-        *_diff_list(session_id, "compaction_attempts", expected_attempts, stored_attempts),
+        *_diff_rows(
+            session_id,
+            "active_messages",
+            fold.active_ids,
+            lambda key: _expected_active(fold, entries[key]),
+            ((row.message_id, _stored_active(fold, row), row.position) for row in rows.active),
+        ),
+        *_diff_rows(
+            session_id,
+            "message_history",
+            list(entries),
+            lambda key: _expected_history(fold, entries[key]),
+            ((row.message_id, _stored_history(fold, row), row.seq) for row in rows.history),
+        ),
+        *_diff_rows(
+            session_id,
+            "compaction_attempts",
+            [entry["id"] for entry in fold.compactions],
+            {entry["id"]: _expected_attempt(entry) for entry in fold.compactions}.__getitem__,
+            ((row.compaction_id, _stored_attempt(row), None) for row in rows.attempts),
+        ),
         *_diff_session(session_id, fold, rows.session),
     ]
     return [*_unreadable(session_id, rows), *_not_unreadable(problems, rows)]
@@ -112,11 +113,19 @@ def quarantine_problems(rows: Sequence[QuarantineRow]) -> list[Problem]:
     ]
 
 
-def _expected_history_row(entry: HistoryEntry) -> tuple[str, dict[str, Any]]:
-    """A fold entry as its `message_history` row must be (`_diff_list`'s key and value)."""
-    return entry.id, {
-        "role": entry.message["role"],
-        "message": with_id(entry.id, entry.message),
+def _expected_active(fold: SessionFold, entry: HistoryEntry) -> dict[str, Any]:
+    return {"role": entry.role, "message": fold.kept(entry)}
+
+
+def _stored_active(fold: SessionFold, row: ActiveRow) -> dict[str, Any]:
+    return {"role": row.role, "message": fold.keep(row.message)}
+
+
+def _expected_history(fold: SessionFold, entry: HistoryEntry) -> dict[str, Any]:
+    """A fold entry as its `message_history` row must be (its message as the fold keeps it)."""
+    return {
+        "role": entry.role,
+        "message": fold.kept(entry),
         "active": entry.active,
         "superseded_by": entry.superseded_by,
         "added_by": entry.added_by,
@@ -127,11 +136,11 @@ def _expected_history_row(entry: HistoryEntry) -> tuple[str, dict[str, Any]]:
     }
 
 
-def _stored_history_row(row: HistoryRow) -> tuple[str, dict[str, Any]]:
-    """A `message_history` row as `_expected_history_row` says it."""
-    return row.message_id, {
+def _stored_history(fold: SessionFold, row: HistoryRow) -> dict[str, Any]:
+    """A `message_history` row as `_expected_history` says it."""
+    return {
         "role": row.role,
-        "message": row.message,
+        "message": fold.keep(row.message),
         "active": row.active,
         "superseded_by": row.superseded_by,
         "added_by": row.added_by,
@@ -142,64 +151,99 @@ def _stored_history_row(row: HistoryRow) -> tuple[str, dict[str, Any]]:
     }
 
 
-def _diff_lazily(
+def _expected_attempt(entry: dict[str, Any]) -> dict[str, Any]:
+    return {**entry, "counts": (len(entry["superseded"]), len(entry["added"]))}
+
+
+def _stored_attempt(row: AttemptRow) -> dict[str, Any]:
+    return {**row.as_audit_entry(), "counts": (row.superseded_count, row.added_count)}
+
+
+def _diff_rows(
     session_id: str,
     view: str,
-    expected: Callable[[], Iterable[tuple[str, Any]]],
-    stored: Callable[[], Iterable[tuple[str, Any]]],
+    expected: Sequence[str],
+    value_of: Callable[[str], Any],
+    stored: Iterable[tuple[str, Any, int | None]],
 ) -> list[Problem]:
-    """`_diff_list` of two lists made on demand: compared pair by pair first, holding none
-    of them (a long history's rows as dicts would double its memory), made whole only if
-    they differ."""
-    pairs = zip_longest(expected(), stored())
-    if all(want is not None and want == got for want, got in pairs):
-        return []
-    return _diff_list(session_id, view, list(expected()), list(stored()))
+    """Every difference between the rows a view must hold — the keys `expected` in order,
+    each key's value `value_of(key)` — and its `stored` (key, value, position) rows as they
+    are read; then, unless the position is None, positions that are not 1..n.
+
+    While the rows come in the expected order they are matched in step, holding nothing;
+    from the first that does not, each is matched by its key (an index of the expected keys
+    made then), and the order they came in is kept to be checked.
+    """
+    duplicates: list[Problem] = []  # a second row of a key, in the order read
+    found: list[tuple[int, Problem]] = []  # changed and missing rows, by expected order
+    unexpected: dict[str, None] = {}  # keys of rows nothing expects, in the order read
+    ordinals: dict[str, int] | None = None  # the expected keys' places, once out of step
+    matched = bytearray()  # which expected keys have a row, once out of step
+    order = array("q")  # the expected places of the rows read, once out of step
+    positions = _Positions()
+    in_step = 0  # rows read in step with `expected`
+    for key, value, position in stored:
+        positions.add(position)
+        if ordinals is None and in_step < len(expected) and expected[in_step] == key:
+            ordinal, in_step = in_step, in_step + 1
+        else:
+            if ordinals is None:  # out of step from here
+                ordinals = {k: n for n, k in enumerate(expected)}
+                matched = bytearray(b"\1" * in_step + b"\0" * (len(expected) - in_step))
+                order = array("q", range(in_step))
+            place = ordinals.get(key)
+            if place is None or matched[place]:
+                if place is None and key not in unexpected:
+                    unexpected[key] = None
+                else:
+                    second = Problem(session_id, view, "extra", key, "a second row for it")
+                    duplicates.append(second)
+                continue
+            ordinal, matched[place] = place, 1
+            order.append(ordinal)
+        want = value_of(key)
+        if want != value:
+            detail = _difference(want, value)
+            found.append((ordinal, Problem(session_id, view, "changed", key, detail)))
+    if ordinals is None:
+        missing = range(in_step, len(expected))
+    else:
+        missing = [n for n, seen in enumerate(matched) if not seen]
+    found += [(n, Problem(session_id, view, "missing", expected[n])) for n in missing]
+    problems = [*duplicates, *(problem for _, problem in sorted(found, key=lambda f: f[0]))]
+    problems += [Problem(session_id, view, "extra", key) for key in unexpected]
+    if ordinals is not None and list(order) != sorted(order):
+        common = [expected[n] for n in sorted(order)]
+        stored_order = [expected[n] for n in order]
+        detail = f"expected {common}, stored {stored_order}"
+        problems.append(Problem(session_id, view, "misordered", "rows", detail))
+    return problems + positions.problems(session_id, view)
 
 
-def _diff_list(
-    session_id: str, view: str, expected: list[tuple[str, Any]], stored: list[tuple[str, Any]]
-) -> list[Problem]:
-    problems: list[Problem] = []
-    expected_by_key = dict(expected)
-    stored_by_key: dict[str, Any] = {}
-    for key, value in stored:
-        if key in stored_by_key:
-            problems.append(Problem(session_id, view, "extra", key, "a second row for it"))
-        stored_by_key[key] = value
-    for key, value in expected:
-        if key not in stored_by_key:
-            problems.append(Problem(session_id, view, "missing", key))
-        elif stored_by_key[key] != value:
-            problems.append(
-                Problem(session_id, view, "changed", key, _difference(value, stored_by_key[key]))
-            )
-    problems += [
-        Problem(session_id, view, "extra", key)
-        for key in stored_by_key
-        if key not in expected_by_key
-    ]
-    common = [key for key, _ in expected if key in stored_by_key]
-    stored_order = [
-        key for key in dict.fromkeys(key for key, _ in stored) if key in expected_by_key
-    ]
-    if common != stored_order:
-        problems.append(
-            Problem(
-                session_id, view, "misordered", "rows", f"expected {common}, stored {stored_order}"
-            )
-        )
-    return problems
+class _Positions:
+    """Checks that the positions of a view's rows, as they are read, are 1..n; holds them
+    only from the first that is not."""
 
+    def __init__(self) -> None:
+        self.count = 0
+        self.unordered: array[int] | None = None
+        self.given = False
 
-def _positions(session_id: str, view: str, positions: list[int]) -> list[Problem]:
-    if positions == list(range(1, len(positions) + 1)):
-        return []
-    return [
-        Problem(
-            session_id, view, "misordered", "positions", f"not 1..{len(positions)}: {positions}"
-        )
-    ]
+    def add(self, position: int | None) -> None:
+        if position is None:
+            return
+        self.given = True
+        self.count += 1
+        if self.unordered is None and position != self.count:
+            self.unordered = array("q", range(1, self.count))
+        if self.unordered is not None:
+            self.unordered.append(position)
+
+    def problems(self, session_id: str, view: str) -> list[Problem]:
+        if self.unordered is None:
+            return []
+        detail = f"not 1..{self.count}: {list(self.unordered)}"
+        return [Problem(session_id, view, "misordered", "positions", detail)]
 
 
 def _diff_session(session_id: str, fold: SessionFold, row: SessionRow | None) -> list[Problem]:
@@ -232,9 +276,9 @@ def _diff_session(session_id: str, fold: SessionFold, row: SessionRow | None) ->
 def _unknown_session(session_id: str, rows: SessionRows) -> list[Problem]:
     counts = {
         "sessions": int(rows.session is not None),
-        "active_messages": len(rows.active),
-        "message_history": len(rows.history),
-        "compaction_attempts": len(rows.attempts),
+        "active_messages": sum(1 for _ in rows.active),
+        "message_history": sum(1 for _ in rows.history),
+        "compaction_attempts": sum(1 for _ in rows.attempts),
     }
     return [
         Problem(
@@ -253,6 +297,12 @@ def _difference(expected: Any, stored: Any) -> str:
     if isinstance(expected, dict) and isinstance(stored, dict):
         keys = [key for key in {**expected, **stored} if expected.get(key) != stored.get(key)]
         return "; ".join(
-            f"{key}: expected {expected.get(key)!r}, stored {stored.get(key)!r}" for key in keys
+            f"{key}: expected {_shown(expected.get(key))}, stored {_shown(stored.get(key))}"
+            for key in keys
         )
-    return f"expected {expected!r}, stored {stored!r}"
+    return f"expected {_shown(expected)}, stored {_shown(stored)}"
+
+
+def _shown(value: Any) -> str:
+    """A value as a problem's detail says it (a digest in hexadecimal)."""
+    return f"digest {value.hex()}" if isinstance(value, bytes) else repr(value)

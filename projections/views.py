@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from threading import Event
 
@@ -61,12 +62,13 @@ class SearchHit:
 class SessionRows:
     """Every view row of one session, for verification; those that cannot be read are left
     out, named in `unreadable`: (view, the row's message id, compaction id or session id,
-    why)."""
+    why), once they are read. The rows of each view may be read as they are iterated (once,
+    in order: active, history, attempts), so that they are never held together."""
 
     session: SessionRow | None
-    active: list[ActiveRow]
-    history: list[HistoryRow]
-    attempts: list[AttemptRow]
+    active: Iterable[ActiveRow]
+    history: Iterable[HistoryRow]
+    attempts: Iterable[AttemptRow]
     unreadable: list[tuple[str, str, str]] = field(default_factory=list)
 
 
@@ -143,8 +145,9 @@ class TranscriptViews(ABC):
         """One compaction_attempts row."""
 
     @abstractmethod
-    def rows(self, session_id: str) -> SessionRows:
-        """Every view row of a session."""
+    def rows(self, session_id: str) -> AbstractContextManager[SessionRows]:
+        """Every view row of a session, read as they are iterated while the block runs,
+        from one moment of the views."""
 
     @abstractmethod
     def session_ids(self) -> Iterator[str]:

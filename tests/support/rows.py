@@ -170,7 +170,7 @@ def damage_event(
     assert state is not None or topic is not None
     events, _, _ = _tables(url)
     where = "WHERE originator_id = ? AND originator_version = ?"
-    params = (_stream_key(url, session_id), version)
+    params = (stream_key(url, session_id), version)
     [(old_state, old_topic)] = query(url, f"SELECT state, topic FROM {events} {where}", params)
     new_state = bytes(old_state) if state is None else state(bytes(old_state))
     query(
@@ -188,7 +188,7 @@ def store_raw_event(url: str, session_id: str, version: int, topic: str, state: 
         url,
         f"INSERT INTO {events} (originator_id, originator_version, topic, state) "
         "VALUES (?, ?, ?, ?)",
-        (_stream_key(url, session_id), version, topic, state),
+        (stream_key(url, session_id), version, topic, state),
     )
 
 
@@ -198,11 +198,11 @@ def delete_event(url: str, session_id: str, version: int) -> None:
     query(
         url,
         f"DELETE FROM {events} WHERE originator_id = ? AND originator_version = ?",
-        (_stream_key(url, session_id), version),
+        (stream_key(url, session_id), version),
     )
 
 
-def _stream_key(url: str, session_id: str) -> Any:
+def stream_key(url: str, session_id: str) -> Any:
     """A session's stream id as the backend stores it: hex text (SQLite), a uuid (PostgreSQL)."""
     from transcripts.domain.transcript import transcript_id
 

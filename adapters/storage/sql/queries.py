@@ -7,7 +7,7 @@ side asks of the views as they are, inside its own transaction.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from ....domain.messages import Message
@@ -22,6 +22,7 @@ LEFT_OUT = f"SELECT version FROM {QUARANTINE} WHERE transcript_id = ?"
 
 T = TypeVar("T")
 ATTEMPTS = "SELECT * FROM compaction_attempts WHERE session_id = ? ORDER BY version"
+ROWS_PER_PAGE = 1_000  # rows a statement reads when a session's rows are read whole
 SESSION = "SELECT * FROM sessions WHERE session_id = ?"
 IDS_PER_QUERY = 500  # well under every backend's limit of parameters
 
@@ -34,8 +35,15 @@ class ViewQueries:
         self._active = (
             f"SELECT position, message FROM active_messages WHERE {active} ORDER BY position"
         )
-        self._active_rows = f"SELECT * FROM active_messages WHERE {active} ORDER BY position"
         self._history = f"SELECT * FROM message_history WHERE {session} ORDER BY seq"
+        self._pages = {  # a page of the rows of a session after a key, by that key
+            "position": f"SELECT * FROM active_messages WHERE {active} AND position > ? "
+            "ORDER BY position LIMIT ?",
+            "seq": f"SELECT * FROM message_history WHERE {session} AND seq > ? "
+            "ORDER BY seq LIMIT ?",
+            "version": "SELECT * FROM compaction_attempts WHERE session_id = ? AND version > ? "
+            "ORDER BY version LIMIT ?",
+        }
         self._position = f"SELECT position FROM active_messages WHERE {session} AND message_id = ?"
         readable = "s.transcript_id IS NOT NULL AND s.erased_at IS NULL AND s.quarantined = 0"
         self._context = (  # one statement: one moment of the views, whoever projects them
@@ -158,27 +166,39 @@ class ViewQueries:
         return self.rows.attempt(row) if row is not None else None
 
     def session_rows(self, c: Cursor, session_id: str) -> SessionRows:
-        """Every row of the session, those that cannot be read named apart."""
+        """Every row of the session, those that cannot be read named apart; the rows of
+        each view are read a page at a time as they are iterated (once, in order, while the
+        cursor is open)."""
         unreadable: list[tuple[str, str, str]] = []
 
-        def read(rows: list[Any], decode: Callable[[Any], T], key: str) -> list[T]:
-            decoded = []
+        def read(rows: Iterable[Any], decode: Callable[[Any], T], key: str) -> Iterator[T]:
             for row in rows:
                 try:
-                    decoded.append(decode(row))
+                    yield decode(row)
                 except DamagedRow as damaged:
                     unreadable.append((damaged.view, row[key], damaged.reason))
-            return decoded
 
         c.execute(SESSION, (session_id,))
-        session = read(c.fetchall(), self.rows.session, "session_id")
-        c.execute(self._active_rows, self._columns.session_params(session_id))
-        active = read(c.fetchall(), self.rows.active, "message_id")
-        c.execute(self._history, self._columns.session_params(session_id))
-        history = read(c.fetchall(), self.rows.history, "message_id")
-        c.execute(ATTEMPTS, (session_id,))
-        attempts = read(c.fetchall(), self.rows.attempt, "compaction_id")
-        return SessionRows(session[0] if session else None, active, history, attempts, unreadable)
+        session = list(read(c.fetchall(), self.rows.session, "session_id"))
+        params = self._columns.session_params(session_id)
+        return SessionRows(
+            session[0] if session else None,
+            read(self._paged(c, "position", params), self.rows.active, "message_id"),
+            read(self._paged(c, "seq", params), self.rows.history, "message_id"),
+            read(self._paged(c, "version", (session_id,)), self.rows.attempt, "compaction_id"),
+            unreadable,
+        )
+
+    def _paged(self, c: Cursor, key: str, params: tuple[str, ...]) -> Iterator[Any]:
+        """A session's rows of one view in the order of `key`, read a page at a time."""
+        after = 0
+        while True:
+            c.execute(self._pages[key], (*params, after, ROWS_PER_PAGE))
+            page = c.fetchall()
+            yield from page
+            if len(page) < ROWS_PER_PAGE:
+                return
+            after = page[-1][key]
 
     @staticmethod
     def session_ids(c: Cursor) -> list[str]:

@@ -195,9 +195,10 @@ class SQLTranscriptViews(TranscriptViews):
         with self._current() as c:
             return self.queries.attempt(c, compaction_id)
 
-    def rows(self, session_id: str) -> SessionRows:
+    @contextmanager
+    def rows(self, session_id: str) -> Iterator[SessionRows]:
         with self._current(snapshot=True) as c:
-            return self.queries.session_rows(c, session_id)
+            yield self.queries.session_rows(c, session_id)
 
     def session_ids(self) -> Iterator[str]:
         with self._current() as c:

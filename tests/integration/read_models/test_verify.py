@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 from transcripts import TranscriptStore
+from transcripts.domain.id_index import id_key
 
-from support.rows import connect, raw_rows
+from support.rows import connect, query, raw_rows, stream_key
 
 # What is done to the views of the `fill` store by hand, and the problems verify must report
 # for it: (session, view, kind, key), one or a list.
@@ -234,3 +235,36 @@ def test_queries_read_the_views_so_a_row_taken_out_by_hand_is_gone_until_a_rebui
         assert store.active_at("beta", 3) == active  # time travel folds the log itself
         store.rebuild_projections()
         assert store.active("beta") == active
+
+
+def test_a_session_longer_than_a_page_is_verified_page_by_page_and_its_damage_named(
+    durable_url: str,
+) -> None:
+    """The log and the rows are read 1,000 at a time: messages appended in the first page of
+    events and rewound in the second (one restored) verify clean; a history row deleted and
+    one edited past the first page of rows, and an index entry of a rewound message, are
+    each named."""
+    with TranscriptStore.open(durable_url) as store:
+        store.start("long")
+        turns = [{"id": f"m{i}", "role": "user", "content": f"turn {i}"} for i in range(1, 1201)]
+        store.append("long", turns)
+        store.rewind("long", count=300)  # m901 to m1200, appended by versions 902 to 1201
+        store.append("long", [turns[949]])  # m950 restored
+        assert store.verify_projections().ok
+        query(durable_url, "DELETE FROM message_history WHERE message_id = 'm1100'")
+        query(
+            durable_url,
+            "UPDATE message_history SET rewound_version = NULL WHERE message_id = 'm1150'",
+        )
+        query(
+            durable_url,
+            "UPDATE log_message_ids SET rewound = FALSE WHERE stream_id = ? AND id_key = ?",
+            (stream_key(durable_url, "long"), id_key("m920")),
+        )
+        found = [(p.view, p.kind, p.key) for p in store.verify_projections().problems]
+    assert found == [
+        ("message_history", "missing", "m1100"),
+        ("message_history", "changed", "m1150"),
+        ("message_history", "misordered", "positions"),  # seq 1100 is gone
+        ("log_message_ids", "changed", "m920"),
+    ]
