@@ -107,6 +107,7 @@ class Rebuild:
         while count := self.catch_up.batch(c, NEXT, REBUILD_TRACKING_NAME):
             done += count
         position = self.dialect.tracked(c, REBUILD_TRACKING_NAME)
+        self.dialect.lock_index(c)  # a catch-up of the index swapped out ends first
         user_indexes = self.dialect.user_indexes(c, LIVE.names())  # made again on the new tables
         live_tables = [*LIVE.names(), *self.search.tables(LIVE)]
         rebuilt_tables = [*NEXT.names(), *self.search.tables(NEXT)]
