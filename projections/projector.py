@@ -84,11 +84,8 @@ class Projector:
         # for its shape stays out. 3: an SQL view of message_history (its position column)
         "active_messages": 3,
         # 3: rewound_version, restored_version (Rewound events); 4: position; 5: log_position
-        # (the search index catches up on read)
         "message_history": 5,
-        # 3: CompactionCommitted 2 (older releases fail); 4: metadata; 5: so that older
-        # releases refuse a store that may hold CompactionFailed 2 events
-        "compaction_attempts": 5,
+        "compaction_attempts": 5,  # 3, 5: Compaction{Committed,Failed} 2 (older fail); 4: metadata
         "sessions": 6,  # 2: erased_at, 3: others' 2, 4: rewound_count, 5: state, 6: context_version
     }
 
