@@ -5,6 +5,7 @@ and never come back; a follower keeps the index warm."""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import ClassVar
@@ -92,6 +93,30 @@ def test_several_processes_searching_at_once_all_find_everything_and_index_it_on
         searcher.go()
     assert [searcher.result()["found"] for searcher in searchers] == [sorted(ids)] * SEARCHERS
     assert index_rows(durable_url) == 3_000
+
+
+def test_a_search_beside_a_stream_of_appends_returns_with_what_was_acknowledged_before_it(
+    durable_url: str,
+) -> None:
+    stop = threading.Event()
+
+    def stream() -> None:
+        with TranscriptStore.open(durable_url) as writer:
+            writer.start("stream")
+            while not stop.is_set():
+                writer.append("stream", [{"role": "user", "content": "tram " * 50}])
+
+    with TranscriptStore.open(durable_url) as store:
+        store.start("s")
+        appender = threading.Thread(target=stream)
+        appender.start()
+        try:
+            for n in range(20):
+                store.append("s", [{"id": f"m{n}", "role": "user", "content": f"marker{n}"}])
+                assert [hit["message_id"] for hit in store.search(f"marker{n}")] == [f"m{n}"]
+        finally:
+            stop.set()
+            appender.join()
 
 
 def test_a_forgotten_session_leaves_the_index_and_a_later_catch_up_does_not_bring_it_back(

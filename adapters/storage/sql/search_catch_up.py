@@ -37,9 +37,11 @@ class SearchCatchUp:
             self.dialect.tracked(c, TRACKING_NAME),
         )
 
-    def run(self) -> int:
-        """Index every row the views hold and the index does not; return how many. A
-        current index is seen without its lock: searchers of a current index never wait."""
+    def run(self, until: int | None = None) -> int:
+        """Index the rows the views hold and the index does not (those up to log position
+        `until` at least: batches end there, so that searches beside a stream of appends
+        end too); return how many. A current index is seen without its lock: searchers of
+        a current index never wait."""
         if not self.index.tables(LIVE):  # an encrypted store's: none
             return 0
         with self.dialect.reading(snapshot=False) as c:
@@ -49,20 +51,20 @@ class SearchCatchUp:
         done = 0
         while True:
             with self.dialect.indexing() as c:
-                count, behind = self.batch(c)
+                count, indexed, views = self.batch(c)
             done += count
-            if not behind:
+            if indexed >= (views if until is None else min(until, views)):
                 return done
 
-    def batch(self, c: Cursor) -> tuple[int, bool]:
+    def batch(self, c: Cursor) -> tuple[int, int, int]:
         """Index the rows of the next positions (up to `POSITIONS_PER_BATCH`), tracking the
-        last; return how many rows, and whether the index is still behind the views."""
+        last; return how many rows, and the positions of the index and the views."""
         indexed, views = self.positions(c)
         if indexed >= views:
-            return 0, False
+            return 0, indexed, views
         c.execute(self._next, (indexed,))
         first = c.fetchone()["next"]
         last = views if first is None else min(views, first + POSITIONS_PER_BATCH - 1)
         count = 0 if first is None or first > last else self.index.index(c, LIVE, first, last)
         self.dialect.track(c, SEARCH_TRACKING_NAME, last)
-        return count, last < views
+        return count, last, views

@@ -293,18 +293,20 @@ class SQLTranscriptViews(TranscriptViews):
 
     @contextmanager
     def _indexed(self) -> Iterator[Cursor]:
-        """A cursor on views and a search index that reflect the whole log (caught up
-        first if behind), in one snapshot."""
+        """A cursor on views and a search index that reflect the log as it was at the call
+        (caught up first if behind), in one snapshot: every write acknowledged before it.
+        Not the log's head at the query: appends going on do not keep a search waiting."""
+        with self.dialect.reading(snapshot=False) as c:
+            head = self._catch_up.head(c)
         while True:
             with self.dialect.reading() as c:
-                current = self._catch_up.is_current(c)
                 indexed, views = self._search.positions(c)
-                if current and indexed >= views:
+                if indexed >= head:
                     yield c
                     return
-            if not current:
+            if views < head:
                 self.catch_up()
-            self._search.run()
+            self._search.run(until=head)
 
     @contextmanager
     def _current(self, *, snapshot: bool = False) -> Iterator[Cursor]:
