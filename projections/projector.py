@@ -83,9 +83,9 @@ class Projector:
         # PostgreSQL; every event rebuilt once, so that none an older release quarantined
         # for its shape stays out. 3: an SQL view of message_history (its position column)
         "active_messages": 3,
-        # 3: rewound_version, restored_version (Rewound events); 4: position
-        "message_history": 4,
-        "compaction_attempts": 4,  # 3: CompactionCommitted 2 (older releases fail); 4: metadata
+        # 3: rewound_version, restored_version (Rewound events); 4: position; 5: log_position
+        "message_history": 5,
+        "compaction_attempts": 5,  # 3, 5: Compaction{Committed,Failed} 2 (older fail); 4: metadata
         "sessions": 6,  # 2: erased_at, 3: others' 2, 4: rewound_count, 5: state, 6: context_version
     }
 
@@ -99,6 +99,7 @@ class Projector:
         for entry in entries:
             if self.changes.supersession is not None:
                 raise ValueError("a committed compaction ends a segment: see segments()")
+            self._position = entry.position
             try:
                 self._project(entry)
             except Unprojectable as problem:
@@ -310,6 +311,7 @@ class Projector:
             added_by=added_by,
             appended_at=event.timestamp,
             appended_version=event.originator_version,
+            log_position=self._position,
         )
         self.changes.history_inserts[(row.session_id, message["id"])] = history
         row.message_count += 1

@@ -5,7 +5,8 @@ The public schema (same table and column names on every SQL backend):
   `message_history` rows that have a position, so a message's content is stored once)
 - `message_history`: session_id, seq, message_id, role, message, active, superseded_by,
   added_by, appended_at, appended_version, rewound_version, restored_version, position
-  (NULL unless active)
+  (NULL unless active), log_position (of the event that added the row: never reused, the
+  full-text index's high-water mark)
 - `compaction_attempts`: compaction_id, session_id, version, status, reason, failure, error,
   based_on_version, superseded_count, added_count, superseded_ids, added_ids,
   tokens_before, tokens_after, at, metadata
@@ -60,6 +61,7 @@ class HistoryRow:
     appended_version: int
     rewound_version: int | None = None
     restored_version: int | None = None
+    log_position: int = 0  # of the event that added the row
 
 
 @dataclass(frozen=True)

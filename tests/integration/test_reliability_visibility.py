@@ -177,7 +177,7 @@ def check_visible(
         ]
     report = store.verify_projections()
     assert report.ok, report.problems
-    assert [status.quarantined for status in store.projection_status()] == [0, 0, 0, 0]
+    assert all(status.quarantined == 0 for status in store.projection_status())
 
 
 @pytest.mark.parametrize("shape", SHAPES)

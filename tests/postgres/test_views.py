@@ -158,16 +158,16 @@ DUPLICATES = {
     "rewound_count, state, context_version FROM sessions WHERE session_id = %s",
     "active_messages (session, position)": "INSERT INTO message_history SELECT session_id, "
     "seq + 1000, message_id || '-other', role, message, active, superseded_by, added_by, "
-    "appended_at, appended_version, rewound_version, restored_version, position "
+    "appended_at, appended_version, rewound_version, restored_version, position, log_position "
     "FROM message_history WHERE session_id = %s AND position IS NOT NULL",
     "message_history (session, seq)": "INSERT INTO message_history SELECT session_id, seq, "
     "message_id || '-other', role, message, active, superseded_by, added_by, appended_at, "
-    "appended_version, rewound_version, restored_version FROM message_history "
-    "WHERE session_id = %s",
+    "appended_version, rewound_version, restored_version, NULL, log_position "
+    "FROM message_history WHERE session_id = %s",
     "message_history (session, message id)": "INSERT INTO message_history SELECT session_id, "
     "seq + 1000, message_id, role, message, active, superseded_by, added_by, appended_at, "
-    "appended_version, rewound_version, restored_version FROM message_history "
-    "WHERE session_id = %s",
+    "appended_version, rewound_version, restored_version, NULL, log_position "
+    "FROM message_history WHERE session_id = %s",
     "compaction_attempts (session, version)": "INSERT INTO compaction_attempts SELECT "
     "compaction_id || '-other', session_id, version, status, reason, failure, error, "
     "based_on_version, superseded_count, added_count, superseded_ids, added_ids, "
@@ -256,7 +256,10 @@ def test_a_store_of_a_release_without_the_id_digest_keys_is_rebuilt_with_them_on
     assert ("message_history_message_key",) in keys
     sql(postgres_url, "DROP FUNCTION transcripts_id_key CASCADE")  # and the keys on it
     sql(postgres_url, "UPDATE view_versions SET version = 2 WHERE view = 'message_history'")
-    assert sql(postgres_url, digest_keys) == [("sessions_transcript_id_key",)]
+    assert sql(postgres_url, digest_keys) == [  # the keys not on digests
+        ("message_history_log_position_key",),
+        ("sessions_transcript_id_key",),
+    ]
     with TranscriptStore.open(postgres_url) as store:
         assert store.active("s1") == active
         assert store.verify_projections().ok

@@ -18,6 +18,8 @@ positions are in the library's `transcripts_tracking`.
   (`transcripts_id_key`): `<table>_session_key`, `_position_key`, `_seq_key`,
   `_message_key` and `_version_key`.
 - A rebuild's swapped-in tables get their constraints' and indexes' live names back.
+- The search index catches up under an advisory lock of its own (READ COMMITTED, so a
+  searcher that waited for another's catch-up sees it), which an erasure takes too.
 """
 
 from __future__ import annotations
@@ -170,6 +172,12 @@ class PostgresDialect(Dialect):
             f"SELECT pg_advisory_xact_lock({views_key})"
         )
         self._try_write_lock = f"SELECT pg_try_advisory_xact_lock({views_key}) AS locked"
+        self._index_lock = f"SELECT pg_advisory_xact_lock({advisory_key('search', events_table)})"
+        self._index_transaction = (  # READ COMMITTED: each statement sees what the lock waited for
+            "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; "
+            "SET LOCAL synchronous_commit = off; "
+            f"SET LOCAL lock_timeout = '{lock_ms}ms'; {self._index_lock}"
+        )
         self._priced: WeakSet[psycopg.Connection[Any]] = WeakSet()  # SSD_COSTS set on them
 
     @contextmanager
@@ -205,6 +213,19 @@ class PostgresDialect(Dialect):
         ahead.send(self._try_write_lock, None, configure=_read_json)
         for query, params in reads:
             ahead.send(_pyformat(query), params, configure=_read_json)
+
+    @contextmanager
+    def indexing(self) -> Iterator[QmarkCursor]:
+        """A transaction of the search index's catch-up: its own advisory lock, not the
+        views' (appends go on); a second searcher waits for the first's catch-up, then
+        finds it done."""
+        with self.datastore.transaction(commit=True) as cursor:
+            cursor.execute(self._index_transaction)
+            cursor.adapters.register_loader("json", _OrjsonLoader)
+            yield QmarkCursor(cursor)
+
+    def lock_index(self, c: QmarkCursor) -> None:
+        c.execute(self._index_lock)
 
     def log_cursor(self, transaction: object) -> QmarkCursor | None:
         """The log transaction's cursor, once it holds the views' write lock too; None if

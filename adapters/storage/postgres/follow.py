@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from eventsourcing.persistence import Notification, PersistenceError
@@ -30,9 +31,14 @@ class LogFollower:
         self.lock_timeout = max(1, recorder.datastore.lock_timeout)  # the library's 0: forever
 
     def __call__(
-        self, catch_up: CatchUp, stop: threading.Event, on_batch: Followed | None = None
+        self,
+        catch_up: CatchUp,
+        stop: threading.Event,
+        on_batch: Followed | None,
+        keep_warm: Callable[[], int],
     ) -> int:
-        """Keep the views up to date until `stop` is set; return how many were projected."""
+        """Keep the views up to date, and after each batch (or wait) the search index
+        (`keep_warm`), until `stop` is set; return how many events were projected."""
         done = 0
         while not stop.is_set() and (count := catch_up.next_batch()):  # the backlog
             done += count
@@ -56,6 +62,7 @@ class LogFollower:
                         done += count
                         if count and on_batch is not None:
                             on_batch(count)
+                    keep_warm()
             finally:
                 subscription.stop()
         forwarder.join()

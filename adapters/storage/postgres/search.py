@@ -2,7 +2,7 @@
 
 `message_search` holds the text of every `message_history` row (see
 `projections.search_text`: the text SQLite indexes too) and its search vector, GIN-indexed,
-written by the views with the rows (see `sql.search`). The vectors are stored, not
+caught up from the rows when searched (see `sql.search`). The vectors are stored, not
 recomputed: ranking a match reads its vector. Words are matched by their stem (the
 `english` configuration, so "fox" finds "foxes"; English stop words such as "the" are left
 out). Snippets are `ts_headline`, ranks `-ts_rank` (lower is better).
@@ -21,10 +21,8 @@ of distinct words) is indexed by the longest prefix that fits (halving); words o
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from ....domain.errors import InvalidSearchError
-from ....projections.rows import HistoryRow
 from ....projections.search_text import search_text
 from ....projections.views import SearchHit, SearchQuery
 from ..sql.dialect import Cursor
@@ -106,12 +104,23 @@ class PostgresSearchIndex(SearchIndex):
     def tables(self, tables: Tables) -> list[str]:
         return [search_table(tables.message_history)]
 
-    def insert(self, c: Cursor, tables: Tables, rows: Sequence[HistoryRow]) -> None:
-        c.executemany(
-            f"INSERT INTO {search_table(tables.message_history)} "
-            f"SELECT s, m, t, {VECTOR_FUNCTION}(t) FROM (VALUES (?, ?, ?)) AS row (s, m, t)",
-            [(row.session_id, row.message_id, search_text(row.message)) for row in rows],
+    def index(self, c: Cursor, tables: Tables, first: int, last: int) -> int:
+        history = tables.message_history
+        c.execute(
+            f"SELECT session_id, message_id, message FROM {history} "
+            "WHERE log_position BETWEEN ? AND ?",
+            (first, last),
         )
+        entries = [
+            (row["session_id"], row["message_id"], search_text(row["message"]))
+            for row in c.fetchall()
+        ]
+        c.executemany(
+            f"INSERT INTO {search_table(history)} "
+            f"SELECT s, m, t, {VECTOR_FUNCTION}(t) FROM (VALUES (?, ?, ?)) AS row (s, m, t)",
+            entries,
+        )
+        return len(entries)
 
     def erase(self, c: Cursor, tables: Tables, session_id: str) -> None:
         c.execute(

@@ -268,15 +268,22 @@ class CatchUp:
             return LogEntry(position, name, version, topic, undecodable=reason)
         return LogEntry(position, name, version, topic, event)
 
-    def poll(self, stop: threading.Event, on_batch: Followed | None = None) -> int:
+    def poll(
+        self,
+        stop: threading.Event,
+        on_batch: Followed | None,
+        keep_warm: Callable[[], int],
+    ) -> int:
         """Project new entries until `stop` is set, polling the log head (a read) where the
-        database cannot notify; return how many were projected."""
+        database cannot notify; while the views are current, `keep_warm` (the search
+        index's catch-up); return how many entries were projected."""
         done = 0
         while not stop.is_set():
             with self.dialect.reading() as c:
                 behind = not self.is_current(c)
             if not behind:
-                stop.wait(POLL_INTERVAL)
+                if not keep_warm():
+                    stop.wait(POLL_INTERVAL)
                 continue
             count = self.next_batch()
             done += count

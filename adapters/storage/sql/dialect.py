@@ -45,6 +45,16 @@ class Dialect(ABC):
         """A view transaction, holding the views' write lock from its start, committed at
         the end. `rebuilding`: one of a rebuild's bulk transactions (which may be tuned)."""
 
+    def indexing(self) -> AbstractContextManager[Cursor]:
+        """A transaction of the search index's catch-up, holding the index's lock
+        (`lock_index`) from its start, committed at the end: here, a view transaction."""
+        return self.writing()
+
+    def lock_index(self, c: Cursor) -> None:
+        """Take the search index's lock for the rest of the transaction, where a view
+        transaction does not hold it already (it does here: one writer at a time)."""
+        return None
+
     @abstractmethod
     def log_cursor(self, transaction: object) -> Cursor | None:
         """A cursor to project the views with inside a write transaction of the log (the

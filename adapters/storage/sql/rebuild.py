@@ -3,8 +3,10 @@
 A rebuild replays the whole log into fresh tables (`…__next`, with their search index) while
 writers and readers go on with the live ones, then, holding the views' write lock, projects
 the last entries and swaps the rebuilt tables in, in one transaction: readers see the old
-views until the new ones are complete. Indexes users made on the live tables are made again
-on the new ones. Two rebuilds at once both end: the second finds the first's swap done.
+views until the new ones are complete. The search index is swapped in empty, its tracked
+position with it: the next search (or a follower) indexes the rows, at its catch-up's pace.
+Indexes users made on the live tables are made again on the new ones. Two rebuilds at once
+both end: the second finds the first's swap done.
 
 Opening a store checks, in one transaction, that the cipher key can read it (the
 `store_settings` row) and that the views were built with the projector's view versions;
@@ -24,6 +26,7 @@ from .catch_up import TRACKING_NAME, CatchUp
 from .dialect import Cursor, Dialect
 from .schema import LIVE, NEXT, VERSIONS_TABLE
 from .search import SearchIndex
+from .search_catch_up import SEARCH_TRACKING_NAME
 from .writing import ChangeWriter
 
 REBUILD_TRACKING_NAME = "transcripts~rebuild"
@@ -104,6 +107,7 @@ class Rebuild:
         while count := self.catch_up.batch(c, NEXT, REBUILD_TRACKING_NAME):
             done += count
         position = self.dialect.tracked(c, REBUILD_TRACKING_NAME)
+        self.dialect.lock_index(c)  # a catch-up of the index swapped out ends first
         user_indexes = self.dialect.user_indexes(c, LIVE.names())  # made again on the new tables
         live_tables = [*LIVE.names(), *self.search.tables(LIVE)]
         rebuilt_tables = [*NEXT.names(), *self.search.tables(NEXT)]
@@ -115,9 +119,9 @@ class Rebuild:
         self.search.after_swap(c)
         for statement in user_indexes:
             c.execute(statement)
-        c.execute(
-            f"DELETE FROM {self.dialect.tracking_table} WHERE application_name IN (?, ?)",
-            (TRACKING_NAME, REBUILD_TRACKING_NAME),
+        c.execute(  # the swapped-in search index is empty: the next search fills it
+            f"DELETE FROM {self.dialect.tracking_table} WHERE application_name IN (?, ?, ?)",
+            (TRACKING_NAME, REBUILD_TRACKING_NAME, SEARCH_TRACKING_NAME),
         )
         if position:
             self.dialect.track(c, TRACKING_NAME, position)

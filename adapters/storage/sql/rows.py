@@ -135,6 +135,7 @@ class RowReader:
             appended_version=row["appended_version"],
             rewound_version=row["rewound_version"],
             restored_version=row["restored_version"],
+            log_position=row["log_position"],
         )
 
     def _attempt(self, row: Row) -> AttemptRow:

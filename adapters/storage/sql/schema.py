@@ -95,7 +95,7 @@ class ColumnTypes:
         session_key = " PRIMARY KEY" if keyed else " NOT NULL"
         history_keys = (  # NULL positions (messages not active) are distinct
             ", PRIMARY KEY (session_id, seq), UNIQUE (session_id, message_id), "
-            "UNIQUE (session_id, position)"
+            "UNIQUE (session_id, position), UNIQUE (log_position, seq)"
             if keyed
             else ""
         )
@@ -115,7 +115,7 @@ class ColumnTypes:
             f"role {t} NOT NULL, message {j} NOT NULL, active {b} NOT NULL, "
             f"superseded_by {t}, added_by {t}, appended_at {at} NOT NULL, "
             f"appended_version {i} NOT NULL, rewound_version {i}, restored_version {i}, "
-            f"position {i}{history_keys}){self.history_storage}",
+            f"position {i}, log_position {i} NOT NULL{history_keys}){self.history_storage}",
             f"CREATE TABLE IF NOT EXISTS {tables.compaction_attempts} ("
             f"compaction_id {t} PRIMARY KEY, session_id {t} NOT NULL, version {i} NOT NULL, "
             f"status {t} NOT NULL, reason {long} NOT NULL, failure {t}, error {long}, "
@@ -144,7 +144,8 @@ class ColumnTypes:
     def id_indexes(self, tables: Tables) -> list[tuple[str, str, str]]:
         """(index, table, statement creating it) of each index of the id columns where ids
         are not keys: a hash index per id column to find them, and unique keys on the ids'
-        digests where ids are keys elsewhere. `message_history` is found by session through
+        digests where ids are keys elsewhere (and the key of the rows' log positions, which
+        the search index catches up by). `message_history` is found by session through
         its keys (`session_match`): a hash index of a column holding one value on 100,000
         rows costs every insert a walk along the value's chain of pages."""
         if self.id_digest is None:
@@ -160,6 +161,7 @@ class ColumnTypes:
             (tables.message_history, "seq_key", True, f"{session}, seq", None),
             (tables.message_history, "message_key", True, f"{session}, {message}", None),
             (tables.message_history, "position_key", True, f"{session}, position", active),
+            (tables.message_history, "log_position_key", True, "log_position, seq", None),
             (tables.compaction_attempts, "session_id_hash", False, "session_id", None),
             (tables.compaction_attempts, "version_key", True, f"{session}, version", None),
         ]

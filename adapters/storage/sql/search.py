@@ -1,19 +1,18 @@
 """Full-text search of `message_history`, as a dialect indexes it: the `SearchIndex` interface.
 
-An index is derived from the views: the views write it with the history rows it indexes
-(the text of each message is `projections.search_text`'s, the same on every backend), and
-delete an erased session's entries with its rows; a rebuild builds it beside the rebuilt
-tables and swaps it in with them. An encrypted store has none (`NoSearch`): an index of its
-messages would hold their plaintext.
+An index is derived from `message_history`, and may lag it: a search first indexes the rows
+added since the index's tracked log position (`search_catch_up`), by their `log_position`
+(the text of each message is `projections.search_text`'s, the same on every backend). The
+views delete an erased session's entries with its rows; a rebuild swaps in an empty index
+with the rebuilt tables, which the next search fills. An encrypted store has none
+(`NoSearch`): an index of its messages would hold their plaintext.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
 
 from ....domain.errors import TranscriptError
-from ....projections.rows import HistoryRow
 from ....projections.views import SearchHit, SearchQuery
 from .dialect import Cursor
 from .schema import Tables
@@ -31,8 +30,9 @@ class SearchIndex(ABC):
         """The index's own tables, swapped in with the view tables on a rebuild."""
 
     @abstractmethod
-    def insert(self, c: Cursor, tables: Tables, rows: Sequence[HistoryRow]) -> None:
-        """Index history rows, written to `tables` in the same transaction."""
+    def index(self, c: Cursor, tables: Tables, first: int, last: int) -> int:
+        """Index the history rows of `tables` added by the log positions `first` to `last`
+        (included); return how many."""
 
     @abstractmethod
     def erase(self, c: Cursor, tables: Tables, session_id: str) -> None:
@@ -64,8 +64,8 @@ class NoSearch(SearchIndex):
     def tables(self, tables: Tables) -> list[str]:
         return []
 
-    def insert(self, c: Cursor, tables: Tables, rows: Sequence[HistoryRow]) -> None:
-        return None
+    def index(self, c: Cursor, tables: Tables, first: int, last: int) -> int:
+        return 0
 
     def erase(self, c: Cursor, tables: Tables, session_id: str) -> None:
         return None

@@ -2,7 +2,9 @@
 
 A store's write projects its events in its own transaction (`project_written`); every
 query first brings the views up to the log head (a batch per transaction, `catch_up`), so a
-read reflects every write that returned before it, by any writer in any process. The views
+read reflects every write that returned before it, by any writer in any process. The search
+index is not written with them: a search first brings it up to the views
+(`search_catch_up`), and a follower keeps it warm. The views
 are composed of a `Dialect` (transactions, types, catalog), a `SearchIndex` and a follower
 (how new events are noticed: polling, unless the backend can be notified), and of the parts
 doing the work: `queries`, `rows`, `writing`, `catch_up` and `rebuild`.
@@ -52,18 +54,28 @@ from .rebuild import Rebuild
 from .rows import RowReader
 from .schema import LIVE, QUARANTINE
 from .search import SearchIndex
+from .search_catch_up import SearchCatchUp
 from .writing import ChangeWriter
 
 
 class Follower(Protocol):
     def __call__(
-        self, catch_up: CatchUp, stop: threading.Event, on_batch: Followed | None
+        self,
+        catch_up: CatchUp,
+        stop: threading.Event,
+        on_batch: Followed | None,
+        keep_warm: Callable[[], int],
     ) -> int: ...
 
 
-def polling(catch_up: CatchUp, stop: threading.Event, on_batch: Followed | None) -> int:
+def polling(
+    catch_up: CatchUp,
+    stop: threading.Event,
+    on_batch: Followed | None,
+    keep_warm: Callable[[], int],
+) -> int:
     """Follow the log by polling its head."""
-    return catch_up.poll(stop, on_batch)
+    return catch_up.poll(stop, on_batch, keep_warm)
 
 
 class SQLTranscriptViews(TranscriptViews):
@@ -88,6 +100,7 @@ class SQLTranscriptViews(TranscriptViews):
         self.pages = PageQueries(rows)
         self._catch_up = CatchUp(dialect, rows, writer, mapper, projector)
         self._rebuild = Rebuild(dialect, search, self._catch_up, writer, projector)
+        self._search = SearchCatchUp(dialect, search)
         self.follower = follower
 
     def create_tables(self) -> None:
@@ -217,7 +230,7 @@ class SQLTranscriptViews(TranscriptViews):
                 self.check_session(query.session_id)  # StorageError if an event is corrupt
             except (SessionNotFoundError, SessionErasedError):
                 return []
-        with self._current() as c:
+        with self._indexed() as c:
             return self.search_index.search(c, query)
 
     def status(self) -> list[ViewStatus]:
@@ -232,6 +245,12 @@ class SQLTranscriptViews(TranscriptViews):
                 rows = c.fetchone()["n"]
                 version = self.projector.VERSIONS[view]
                 statuses.append(ViewStatus(view, version, position, head, rows, quarantined))
+            version = self.projector.VERSIONS["message_history"]  # the index of its rows
+            indexed, _ = self._search.positions(c)
+            for index in self.search_index.tables(LIVE):  # none on an encrypted store
+                c.execute(f"SELECT COUNT(*) AS n FROM {index}")
+                rows = c.fetchone()["n"]
+                statuses.append(ViewStatus(index, version, indexed, head, rows, quarantined))
         return statuses
 
     # -- keeping the views up to date -------------------------------------------------------
@@ -246,7 +265,7 @@ class SQLTranscriptViews(TranscriptViews):
                 pass
 
     def follow(self, stop: threading.Event, on_batch: Callable[[int], None] | None = None) -> int:
-        return self.follower(self._catch_up, stop, on_batch)
+        return self.follower(self._catch_up, stop, on_batch, self._search.run)
 
     def rebuild(self, progress: Progress | None = None) -> int:
         return self._rebuild.run(progress)
@@ -279,6 +298,23 @@ class SQLTranscriptViews(TranscriptViews):
                 f"cannot read session {session_id!r}: a stored event is corrupt ({detail}); "
                 "the views leave it out (quarantined)"
             )
+
+    @contextmanager
+    def _indexed(self) -> Iterator[Cursor]:
+        """A cursor on views and a search index that reflect the log as it was at the call
+        (caught up first if behind), in one snapshot: every write acknowledged before it.
+        Not the log's head at the query: appends going on do not keep a search waiting."""
+        with self.dialect.reading(snapshot=False) as c:
+            head = self._catch_up.head(c)
+        while True:
+            with self.dialect.reading() as c:
+                indexed, views = self._search.positions(c)
+                if indexed >= head:
+                    yield c
+                    return
+            if views < head:
+                self.catch_up()
+            self._search.run(until=head)
 
     @contextmanager
     def _current(self, *, snapshot: bool = False) -> Iterator[Cursor]:

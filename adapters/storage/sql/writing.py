@@ -1,5 +1,8 @@
 """Writing what a batch of events did to the views (`ViewChanges`) into a set of view tables.
 
+The full-text index is not written here: it catches up from `message_history` when searched
+(`search_catch_up`); an erased session's entries are deleted with its rows.
+
 Rows are inserted and updated in bulk (`executemany`), content columns sealed on an
 encrypted store. An erased session's rows go first: the batch holds no other row of it.
 Rewind marks go before supersessions: a message is superseded only while active, and stays
@@ -41,16 +44,15 @@ class ChangeWriter:
         appended = {(a.session_id, a.message_id): a.position for a in changes.active_appends}
         if changes.history_inserts:
             c.executemany(
-                f"INSERT INTO {tables.message_history} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO {tables.message_history} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     (h.session_id, h.seq, h.message_id, h.role, content.json(h.message),
                      flag(h.active), h.superseded_by, h.added_by, time(h.appended_at),
                      h.appended_version, h.rewound_version, h.restored_version,
-                     appended.get(key))
+                     appended.get(key), h.log_position)
                     for key, h in changes.history_inserts.items()
                 ],
             )  # fmt: skip
-            self.search.insert(c, tables, list(changes.history_inserts.values()))
         if changes.marks:
             c.executemany(
                 f"UPDATE {tables.message_history} SET active = ?, rewound_version = ?, "
@@ -139,7 +141,10 @@ class ChangeWriter:
             self.superseder.write(c, tables, changes.supersession)
 
     def _erase_rows(self, c: Cursor, tables: Tables, session_id: str, transcript_id: str) -> None:
-        """Delete an erased session's rows from every view but `sessions`."""
+        """Delete an erased session's rows from every view but `sessions`, and its entries
+        from the search index (holding the index's lock: a catch-up indexing them at the
+        same time would put them back)."""
+        self.dialect.lock_index(c)
         self.search.erase(c, tables, session_id)
         columns = self.dialect.columns
         c.execute(

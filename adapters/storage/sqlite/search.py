@@ -1,17 +1,17 @@
 """Full-text search over every message ever stored, with SQLite FTS5.
 
 `message_search` is an FTS5 table of the text of every `message_history` row (see
-`projections.search_text`), keyed by the row's rowid, written by the views with the rows
+`projections.search_text`), keyed by the row's rowid, caught up from the rows when searched
 (see `sql.search`). Words are matched by their stem (porter), so "fox" finds "foxes".
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+
+import orjson
 
 from ....domain.errors import InvalidSearchError
-from ....projections.rows import HistoryRow
 from ....projections.search_text import search_text
 from ....projections.views import SearchHit, SearchQuery
 from ..sql.dialect import Cursor
@@ -40,31 +40,24 @@ class FTS5Index(SearchIndex):
     def tables(self, tables: Tables) -> list[str]:
         return [search_table(tables.message_history)]
 
-    def insert(self, c: Cursor, tables: Tables, rows: Sequence[HistoryRow]) -> None:
-        """Each row under its history row's rowid, looked up first a session at a time (its
-        rows of a batch have consecutive `seq`): an `INSERT … SELECT` into the FTS5 table
-        costs three times as much (SQLite fills a temporary table for each)."""
+    def index(self, c: Cursor, tables: Tables, first: int, last: int) -> int:
+        """Each row under its history row's rowid."""
         history = tables.message_history
-        by_session: dict[str, list[HistoryRow]] = {}
-        for row in rows:
-            by_session.setdefault(row.session_id, []).append(row)
-        entries = []
-        for session_id, session_rows in by_session.items():
-            seqs = [row.seq for row in session_rows]
-            c.execute(
-                f"SELECT seq, rowid FROM {history} WHERE session_id = ? AND seq BETWEEN ? AND ?",
-                (session_id, min(seqs), max(seqs)),
-            )
-            rowids = dict(c.fetchall())
-            entries.extend(
-                (rowids[row.seq], search_text(row.message), session_id, row.message_id)
-                for row in session_rows
-            )
+        c.execute(
+            f"SELECT rowid, session_id, message_id, message FROM {history} "
+            "WHERE log_position BETWEEN ? AND ?",
+            (first, last),
+        )
+        entries = [
+            (rowid, search_text(orjson.loads(message)), session_id, message_id)
+            for rowid, session_id, message_id, message in c.fetchall()
+        ]
         c.executemany(
             f"INSERT INTO {search_table(history)} (rowid, text, session_id, message_id) "
             "VALUES (?, ?, ?, ?)",
             entries,
         )
+        return len(entries)
 
     def erase(self, c: Cursor, tables: Tables, session_id: str) -> None:
         history = tables.message_history

@@ -177,8 +177,8 @@ def test_projection_status_reports_the_quarantined_events(sqlite_url: str, corru
     with TranscriptStore.open(sqlite_url) as store:
         store.rebuild_projections()
         statuses = store.projection_status()
-    assert [status.quarantined for status in statuses] == [1, 1, 1, 1]
-    assert all(status.lag == 0 for status in statuses)
+    assert [status.quarantined for status in statuses] == [1] * 5  # the views and the index
+    assert all(status.lag == 0 for status in statuses if status.view != "message_search")
 
 
 def test_verify_reports_a_quarantined_event_with_its_session_and_position(
@@ -207,7 +207,7 @@ def test_a_corrupt_started_event_quarantines_its_session_and_not_the_others(
             *(position_of(sqlite_url, SICK, v) for v in (2, 3, 4)),
         ]
         assert all(row[1] is None for row in rows)  # no session row to name or flag
-        assert [status.quarantined for status in store.projection_status()] == [4, 4, 4, 4]
+        assert [status.quarantined for status in store.projection_status()] == [4] * 5
 
 
 def test_verify_reports_the_quarantined_events_of_a_session_whose_started_event_is_corrupt(

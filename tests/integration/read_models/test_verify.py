@@ -72,7 +72,7 @@ TAMPERING = {
         [
             """INSERT INTO message_history SELECT session_id, 99, 'forged', role, message, active,
             superseded_by, added_by, appended_at, appended_version, rewound_version,
-            restored_version, NULL FROM message_history WHERE message_id = 'b1'"""
+            restored_version, NULL, log_position FROM message_history WHERE message_id = 'b1'"""
         ],
         ("beta", "message_history", "extra", "forged"),
     ),
@@ -128,7 +128,8 @@ TAMPERING = {
         [
             """INSERT INTO message_history SELECT 'ghost', seq, message_id, role, message,
             active, superseded_by, added_by, appended_at, appended_version, rewound_version,
-            restored_version, position FROM message_history WHERE session_id = 'beta'"""
+            restored_version, position, log_position + 1000000 FROM message_history
+            WHERE session_id = 'beta'"""
         ],
         [
             ("ghost", "active_messages", "extra", "ghost"),

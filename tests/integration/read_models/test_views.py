@@ -168,19 +168,19 @@ DUPLICATES = {
     "a message at a taken active position": (
         "INSERT INTO message_history SELECT session_id, seq + 100, message_id || '-copy', role, "
         "message, active, superseded_by, added_by, appended_at, appended_version, "
-        "rewound_version, restored_version, position "
+        "rewound_version, restored_version, position, log_position "
         "FROM message_history WHERE position IS NOT NULL LIMIT 1"
     ),
     "a history message at a new seq": (
         "INSERT INTO message_history SELECT session_id, seq + 100, message_id, role, message, "
         "active, superseded_by, added_by, appended_at, appended_version, rewound_version, "
-        "restored_version, NULL "
+        "restored_version, NULL, log_position "
         "FROM message_history LIMIT 1"
     ),
     "a history message at a taken seq": (
         "INSERT INTO message_history SELECT session_id, seq, message_id || '-copy', role, message, "
         "active, superseded_by, added_by, appended_at, appended_version, rewound_version, "
-        "restored_version, NULL "
+        "restored_version, NULL, log_position "
         "FROM message_history LIMIT 1"
     ),
     "a compaction attempt": (
