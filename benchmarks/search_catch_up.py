@@ -36,6 +36,7 @@ from pathlib import Path
 import harness
 import orjson
 from append import Baseline
+
 from transcripts import TranscriptStore
 
 TARGET_RATE = 50_000  # messages indexed per second
