@@ -19,7 +19,7 @@ import orjson
 from eventsourcing.persistence import PersistenceError
 
 from ..domain.errors import StorageError
-from ..domain.id_index import IndexChanges, IndexEntry, id_key
+from ..domain.id_index import IndexChanges, IndexEntry, id_key, id_of_key
 from ..domain.messages import Message, canonical_json
 from ..domain.transcript import Transcript, transcript_id
 from ..projections.fold import SessionFold
@@ -203,8 +203,14 @@ class IndexCheck:
             else:
                 detail = f"expected {called}, stored {found}"
                 problems.append(Problem(session_id, IDS_TABLE, "changed", message_id, detail))
-        extra = [f"id key {key.hex()}" for key in self.unseen]
+        extra = [_named(key) for key in self.unseen]
         return problems + [Problem(session_id, IDS_TABLE, "extra", key) for key in extra]
+
+
+def _named(key: bytes) -> str:
+    """An index key as a problem names it: the id it holds, else the key in hex."""
+    message_id = id_of_key(key)
+    return f"id key {key.hex()}" if message_id is None else message_id
 
 
 @contextmanager

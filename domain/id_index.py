@@ -18,11 +18,29 @@ from typing import NamedTuple
 
 from .transcript import Transcript
 
+WHOLE_KEY = 64  # bytes: an id of up to this many UTF-8 bytes is its own key
+KEY_VERSION = "2"  # of `id_key`: 1 (none recorded) was the SHA-256 of every id
+
 
 def id_key(message_id: str) -> bytes:
-    """How the index knows a message id: its SHA-256 (an id of 1,024 characters of any text
-    fits no database's key)."""
-    return hashlib.sha256(message_id.encode("utf-8", "surrogatepass")).digest()
+    """How the index knows a message id, in the ids' order, so that time-ordered ids land at
+    the end of the index: its UTF-8 bytes when they are at most `WHOLE_KEY`, else their first
+    `WHOLE_KEY` followed by their SHA-256 (an id of 1,024 characters of any text fits no
+    database's key). The lengths tell the two kinds apart: no whole id equals a hashed one."""
+    data = message_id.encode("utf-8", "surrogatepass")
+    if len(data) <= WHOLE_KEY:
+        return data
+    return data[:WHOLE_KEY] + hashlib.sha256(data).digest()
+
+
+def id_of_key(key: bytes) -> str | None:
+    """The message id a key holds whole; None for a long id's (hashed) key, or a damaged one."""
+    if len(key) > WHOLE_KEY:
+        return None
+    try:
+        return key.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return None
 
 
 class IndexEntry(NamedTuple):

@@ -11,18 +11,26 @@ store that wrote it (its transcript in memory). Run on a SQLite file and on Post
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from support.log import fold_of, log_events
 from support.messages import summary, turns
-from support.rows import damage_event, log_rows, query
-from transcripts import MessageConflictError, StorageError, TranscriptStore
+from support.rows import damage_event, log_rows, query, stream_key
+from transcripts import (
+    MessageConflictError,
+    StorageError,
+    TranscriptStore,
+    VersionConflictError,
+)
 from transcripts.domain.transcript import Transcript, transcript_id
 
 S = "damaged"
+IDS = "log_message_ids"
 FUTURE_TOPIC = "transcripts:Transcript.FutureEvent"
 
 
@@ -189,6 +197,39 @@ def test_a_session_written_without_the_index_is_indexed_by_its_next_write(
             store.append(S, [{**stored["summary"], "content": "other"}])
         assert store.verify_projections().ok
     assert appended_events(durable_url) == 6
+
+
+def test_a_store_keyed_as_the_release_before_reindexes_its_message_ids_once_on_open(
+    durable_url: str,
+) -> None:
+    """The release before keyed the index by each id's SHA-256 and recorded no key version:
+    opening drops that index once; each session's next write indexes it anew from its log."""
+    with TranscriptStore.open(durable_url) as first:
+        stored = written(first)
+    key = stream_key(durable_url, S)
+    for (new,) in query(durable_url, f"SELECT id_key FROM {IDS} WHERE stream_id = ?", (key,)):
+        query(
+            durable_url,
+            f"UPDATE {IDS} SET id_key = ? WHERE stream_id = ? AND id_key = ?",
+            (hashlib.sha256(bytes(new)).digest(), key, bytes(new)),
+        )
+    query(durable_url, "DELETE FROM store_settings WHERE name = 'message_id_keys'")
+    with TranscriptStore.open(durable_url) as store:
+        assert query(durable_url, f"SELECT COUNT(*) FROM {IDS}") == [(0,)]
+        assert store.verify_projections().ok
+        version = store.version(S)
+        store.append(S, [stored["active"], stored["superseded"]], expected_version=version)
+        with pytest.raises(MessageConflictError):
+            store.append(S, [{**stored["summary"], "content": "other"}])
+        with pytest.raises(VersionConflictError):
+            store.append(S, turns(1, prefix="late"), expected_version=version - 1)
+        store.append(S, turns(1, prefix="after"), expected_version=version)
+        indexed = query(durable_url, f"SELECT COUNT(*) FROM {IDS}")
+        assert indexed == [(8,)]  # six, the summary, the one after
+    assert appended_events(durable_url) == 7
+    with TranscriptStore.open(durable_url) as store:  # once: its keys are this release's now
+        assert query(durable_url, f"SELECT COUNT(*) FROM {IDS}") == indexed
+        assert store.verify_projections().ok
 
 
 @pytest.mark.parametrize("version", [3, 9], ids=["an event in the middle", "the last event"])

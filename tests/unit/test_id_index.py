@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from support.events import collect, commit, replay, start
 from support.messages import summary
-from transcripts.domain.id_index import IndexChanges, IndexEntry
-from transcripts.domain.messages import content_hash
+from transcripts.domain.id_index import IndexChanges, IndexEntry, id_key, id_of_key
+from transcripts.domain.messages import content_hash, new_message_id
 
 
 def hashed(message: dict) -> str:
@@ -54,3 +54,18 @@ def test_an_erasure_replaces_every_entry_of_the_stream() -> None:
     transcript.erase()
     changes = IndexChanges.of(collect(transcript))
     assert (changes.entries, changes.replace, changes.version) == ({}, True, 3)
+
+
+def test_the_keys_of_generated_ids_keep_their_order_so_new_ids_land_at_the_end() -> None:
+    ids = [new_message_id() for _ in range(200)]
+    assert sorted(ids, key=id_key) == sorted(ids)
+    assert [id_of_key(id_key(i)) for i in ids] == ids
+
+
+def test_a_long_id_is_keyed_by_its_prefix_and_digest_and_never_equals_a_whole_ids_key() -> None:
+    long, longer = "x" * 64 + "a", "x" * 64 + "b"
+    keys = {id_key(i) for i in ["x" * 64, long, longer, "\ud800" * 30, "é" * 33]}
+    assert len(keys) == 5
+    assert id_key(long)[:64] == id_key(longer)[:64] and id_key(long) != id_key(longer)
+    assert max(len(key) for key in keys) == 96
+    assert id_of_key(id_key(long)) is None and id_of_key(id_key("é" * 32)) == "é" * 32

@@ -217,6 +217,11 @@ class PostgresBackend(Backend):
                     with datastore.transaction(commit=True) as cursor:
                         for statement in index.create_statements(INDEX_TYPES):
                             cursor.execute(statement)
+            with datastore.transaction(commit=False) as cursor:
+                current = index.keys_current(cursor)
+            if not current:  # a release before's keys: dropped once, under the write lock
+                with log_transaction(recorder, index) as tx:
+                    index.adopt_keys(tx.cursor)
             self._indexes[log] = index
         return index
 

@@ -3,9 +3,14 @@
 Two tables that the log's write transactions keep, with the events they store (no view: a
 rebuild of the views leaves them as they are):
 - `log_streams`: stream_id, version — the version of the stream the index reflects;
-- `log_message_ids`: stream_id, id_key (the SHA-256 of the message id: an id of 1,024
-  characters of any text fits no key), content_hash (the SHA-256 the log stores for the
-  id's content, sealed with the log's cipher on an encrypted store), rewound.
+- `log_message_ids`: stream_id, id_key (`domain.id_index.id_key`: the id's UTF-8 bytes, a
+  long id's first 64 followed by their SHA-256, so that time-ordered ids are added at the
+  end of the table's B-tree), content_hash (the SHA-256 the log stores for the id's
+  content, sealed with the log's cipher on an encrypted store), rewound.
+The `store_settings` row `message_id_keys` names the version of the keys (`KEY_VERSION`):
+a store whose index has other keys (a release before, which recorded none) drops its index
+once on open, under the write lock, and each session's next write indexes it anew from its
+log. Ids are not sealed on an encrypted store: the views hold them readable too.
 And a partial index of the log itself, `<events table>_unknown_topics_<digest>`: the events
 whose topic this release does not store (a newer release's, or damaged). It holds no entry
 unless there are such events, so a write finds one in its session with a look-up.
@@ -21,8 +26,9 @@ from uuid import UUID
 
 from eventsourcing.persistence import Cipher
 
-from ....domain.id_index import IndexChanges, IndexEntry, IndexState, id_key
+from ....domain.id_index import KEY_VERSION, IndexChanges, IndexEntry, IndexState, id_key
 from ....domain.transcript import Transcript
+from ..sealing import SETTINGS_TABLE
 
 # Every topic this release stores and reads: an event of any other topic cannot be read (a
 # newer release's, or damaged).
@@ -40,6 +46,7 @@ STORED_TOPICS = tuple(
 )
 STREAMS = "log_streams"
 MESSAGE_IDS = "log_message_ids"
+KEY_SETTING = "message_id_keys"  # its value: the `KEY_VERSION` of the index's keys
 IDS_PER_QUERY = 500  # well under every backend's limit of parameters
 _TOPICS_DIGEST = hashlib.sha256(" ".join(sorted(STORED_TOPICS)).encode()).hexdigest()[:8]
 
@@ -168,6 +175,25 @@ class LogIndex:
         """Drop every stream's index: the next write of each session indexes it anew."""
         cursor.execute(f"DELETE FROM {MESSAGE_IDS}")
         cursor.execute(f"DELETE FROM {STREAMS}")
+
+    def keys_current(self, cursor: Any) -> bool:
+        """Whether the index's keys are this release's (`KEY_VERSION`)."""
+        cursor.execute(
+            self._sql(f"SELECT value FROM {SETTINGS_TABLE} WHERE name = ?"), (KEY_SETTING,)
+        )
+        row = cursor.fetchone()
+        return row is not None and row["value"] == KEY_VERSION
+
+    def adopt_keys(self, cursor: Any) -> None:
+        """In a write transaction: drop an index of other keys (`reset`), and record that its
+        keys are this release's. Nothing if they are already."""
+        if self.keys_current(cursor):
+            return
+        self.reset(cursor)
+        cursor.execute(self._sql(f"DELETE FROM {SETTINGS_TABLE} WHERE name = ?"), (KEY_SETTING,))
+        cursor.execute(
+            self._sql(f"INSERT INTO {SETTINGS_TABLE} VALUES (?, ?)"), (KEY_SETTING, KEY_VERSION)
+        )
 
     def write(self, cursor: Any, stream_id: UUID, changes: IndexChanges) -> None:
         key, flag = self.stream_key(stream_id), self.flag

@@ -174,6 +174,7 @@ class SQLiteBackend(Backend):
                 cipher=log.mapper.cipher,
             )
             _create(recorder, index)
+            _adopt_keys(recorder, index)
             self._indexes[log] = index
         return index
 
@@ -196,3 +197,12 @@ def _create(recorder: SQLiteApplicationRecorder, index: LogIndex) -> None:
     with recorder.datastore.transaction(commit=True) as c:
         for statement in index.create_statements(INDEX_TYPES):
             c.execute(statement)
+
+
+def _adopt_keys(recorder: SQLiteApplicationRecorder, index: LogIndex) -> None:
+    """Drop an index of a release before's keys, once, under the write lock."""
+    with recorder.datastore.transaction(commit=False) as c:
+        if index.keys_current(c):
+            return
+    with log_transaction(recorder, index) as tx:
+        index.adopt_keys(tx.cursor)
