@@ -42,8 +42,9 @@ class Superseder:
         replaced = change.replaced
         head = f"{key('session_id')} AND position BETWEEN 1 AND {replaced:d}"
         if change.kept:
-            c.executemany(
-                f"UPDATE {history} SET position = ? WHERE {head} AND {key('message_id')}",
+            c.executemany(  # each row by its key; the range only a filter (`position + 0`)
+                f"UPDATE {history} SET position = ? WHERE {key('session_id')} AND "
+                f"{key('message_id')} AND position + 0 BETWEEN 1 AND {replaced:d}",
                 [(-position, session, message_id) for message_id, position in change.kept],
             )
             c.execute(
