@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any, TypedDict
 
+from harness import peak_kb, reset_peak, status_kb
+
 from transcripts import TranscriptStore
 
 TARGET = 1.5  # large peak / small peak
@@ -46,30 +48,17 @@ class VerifyMemory(TypedDict):
     hwm_reset: bool  # whether VmHWM was reset before verifying
 
 
-def _status_kb(field: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    return 0
-
-
 def rss_child(path: str) -> None:
     """Runs in the subprocess: open the store, verify it, print what memory it took."""
-    import resource  # Unix only
-
     store = TranscriptStore.open(f"sqlite:///{path}")
     messages = sum(session["messages"] for session in store.sessions())
     gc.collect()
-    before = _status_kb("VmRSS")
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-        reset = _status_kb("VmHWM") <= before + 1024
-    except OSError:
-        reset = False
+    before = status_kb("VmRSS")
+    reset = reset_peak()  # so that the peak is verify's own
     started = time.perf_counter()
     report = store.verify_projections()
     seconds = time.perf_counter() - started
-    peak = _status_kb("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = peak_kb()
     store.close()
     result = {"messages": messages, "ok": report.ok, "seconds": seconds}
     print(json.dumps({**result, "before_kb": before, "peak_kb": peak, "hwm_reset": reset}))
