@@ -187,7 +187,7 @@ def test_the_html_export_opens_from_file_with_no_request_and_shows_the_same_coun
         page = context.new_page()
         watched = watch(page, path.as_uri())
         requests: list[str] = []
-        page.on("request", lambda r: requests.append(r.url))
+        page.on("request", lambda r, seen=requests: seen.append(r.url))
         page.goto(path.as_uri())
         page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
         for index in range(page.locator("svg.timeline a.mark").count()):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timezone, UTC
 from uuid import uuid4
 
 import pytest
@@ -15,7 +15,7 @@ from transcripts.adapters.storage.codec import OrjsonTranscoder
 from transcripts.config import new_cipher_key
 
 EVENT_STATE = {
-    "timestamp": datetime(2026, 3, 1, 12, 30, 15, 123456, tzinfo=timezone.utc),
+    "timestamp": datetime(2026, 3, 1, 12, 30, 15, 123456, tzinfo=UTC),
     "message_id": "msg_1",
     "message": {
         "role": "assistant",
@@ -67,7 +67,7 @@ def test_top_level_uuids_round_trip_in_the_library_format(library_transcoder: JS
 
 def test_a_datetime_inside_message_content_is_refused() -> None:
     with pytest.raises(TypeError):
-        OrjsonTranscoder().encode({"message": {"when": datetime.now(timezone.utc)}})
+        OrjsonTranscoder().encode({"message": {"when": datetime.now(UTC)}})
 
 
 def test_the_store_cipher_and_the_library_cipher_read_each_other() -> None:

@@ -3,7 +3,7 @@ listed the ids, is upcast as it is read (`domain/committed.py`)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timezone, UTC
 from uuid import uuid4
 
 import orjson
@@ -57,7 +57,7 @@ def test_a_stored_version_1_commit_decodes_as_version_3_and_a_new_one_is_stored_
     event = mapper.to_domain_event(stored)
     assert isinstance(event, Transcript.CompactionCommitted)
     assert (event.replaced, event.kept, event.reason) == (6, ["m6", "m1"], "budget")
-    assert event.timestamp == datetime(2026, 3, 1, 12, 30, 15, 123456, tzinfo=timezone.utc)
+    assert event.timestamp == datetime(2026, 3, 1, 12, 30, 15, 123456, tzinfo=UTC)
     again = orjson.loads(mapper.to_stored_event(event).state)
     assert (again["class_version"], again["replaced"], "superseded" in again) == (3, 6, False)
     assert event.metadata is None and again["metadata"] is None
