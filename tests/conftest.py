@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+
 from support.backends import (
     BACKENDS,
     DURABLE_BACKENDS,

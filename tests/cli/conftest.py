@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
+
 from support.cli import Run, normalise, run_cli
 from support.messages import TRIP, TRIP_SUMMARY
 from transcripts import TranscriptStore

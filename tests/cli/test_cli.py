@@ -12,9 +12,8 @@ from collections.abc import Callable
 import pytest
 from click.testing import Result
 
-from transcripts import SetState, TranscriptStore
-
 from support.cli import Run, table
+from transcripts import SetState, TranscriptStore
 
 
 def test_info_shows_the_backend_the_counts_and_the_state_of_the_views(

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from support.claude_code import PROJECTS, SESSION_ID, copy_projects
 from support.cli import Run, error_line
 

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from support.cli import Run, error_line, run_cli
 from support.codex import DATA, SESSIONS, VERSION, scenario
 from transcripts import TranscriptStore

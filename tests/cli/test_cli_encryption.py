@@ -9,7 +9,6 @@ import pytest
 from support.cli import Run, error_line
 
 
-
 def test_generate_key_prints_a_new_aes_256_key_each_time(run: Run) -> None:
     first, second = run("generate-key"), run("generate-key")
     assert first.exit_code == second.exit_code == 0

@@ -10,10 +10,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from transcripts.adapters.cli import TranscriptsGroup
-
 from support.cli import Run, error_line
-
+from transcripts.adapters.cli import TranscriptsGroup
 
 
 @pytest.mark.parametrize(

@@ -6,9 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-
 from support.cli import Run
-
 
 ERASED_LINE = "Error: session 'trip' was erased at YYYY-MM-DD hh:mm:ss UTC\n"
 

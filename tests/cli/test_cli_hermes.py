@@ -16,7 +16,8 @@ import pytest
 from click.testing import Result
 
 from support.cli import Run
-from support.hermes import SYNTHETIC as FIXTURE, Release, make_hermes
+from support.hermes import SYNTHETIC as FIXTURE
+from support.hermes import Release, make_hermes
 
 HEALTHY, COMPACTED, CORRUPTED = (
     "20260829_101500_a1b2c3",

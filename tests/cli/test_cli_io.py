@@ -9,10 +9,8 @@ from textwrap import dedent
 
 import pytest
 
-from transcripts import TranscriptStore
-
 from support.cli import Run
-
+from transcripts import TranscriptStore
 
 RICH = [
     {"role": "system", "content": "Tu es un assistant. 你好 🌍"},

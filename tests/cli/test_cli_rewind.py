@@ -10,10 +10,9 @@ from collections.abc import Callable
 import pytest
 from click.testing import Result
 
-from transcripts import TranscriptStore
-
 from support.cli import Run, error_line, exported, table
 from support.messages import TRIP
+from transcripts import TranscriptStore
 
 Output = Callable[[Result], str]
 
@@ -96,8 +95,11 @@ def test_events_render_the_rewind_s_data_on_its_line(
 def test_sessions_and_info_count_the_rewound_messages(
     run: Run, rewound: str, output: Output
 ) -> None:
-    assert "│ trip    │ test   │ model-a │ YYYY-MM-DD hh:mm │ YYYY-MM-DD hh:mm │      4 │      6 │       2 │" in (  # noqa: E501
-        output(run("sessions"))
+    assert (
+        "│ trip    │ test   │ model-a │ YYYY-MM-DD hh:mm │ YYYY-MM-DD hh:mm │      4 │      6 │       2 │"
+        in (  # noqa: E501
+            output(run("sessions"))
+        )
     )
     assert "Messages:     6 stored, 4 active, 2 rewound" in output(run("info"))
     assert json.loads(run("info", "--json").stdout)["rewound"] == 2

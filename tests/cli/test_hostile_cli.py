@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from click.testing import Result
+
 from support.cli import Run, error_line
 from support.corpus import (
     DATA,

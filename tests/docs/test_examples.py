@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from support.markdown_blocks import ROOT
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import yaml
+
 from support.markdown_blocks import ROOT
 
 DOCS = ROOT / "docs"

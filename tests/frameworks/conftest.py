@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from support.backends import DURABLE_BACKENDS, fresh_url
 from transcripts import TranscriptStore
 

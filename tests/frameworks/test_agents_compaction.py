@@ -10,6 +10,7 @@ import pytest
 from agents import RunConfig, Runner
 from agents.memory import OpenAIResponsesCompactionSession, SessionSettings
 from agents.testing import ScriptedModel
+
 from support.agents import CompactEndpoint, agent, run, script_tool_turn, turn
 from transcripts import TranscriptStore
 from transcripts.integrations.openai_agents import TranscriptSession

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from support.processes import Child, program, release_together
 from transcripts import TranscriptStore
 from transcripts.integrations.openai_agents import TranscriptSession

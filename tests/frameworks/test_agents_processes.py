@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from agents.testing import ScriptedModel
+
 from support.agents import turn
 from support.processes import Child, program
 from transcripts import TranscriptStore

@@ -9,6 +9,7 @@ import threading
 import pytest
 from agents import Runner
 from agents.testing import ScriptedModel
+
 from support.agents import agent, run, script_tool_turn, turn
 from transcripts import TranscriptStore
 from transcripts.integrations.openai_agents import TranscriptSession

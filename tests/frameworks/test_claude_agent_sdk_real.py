@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query
+
 from support.claude_code import conversation
 from support.fake_anthropic import FakeAnthropic, Reply, text, tool_use
 from transcripts import TranscriptStore

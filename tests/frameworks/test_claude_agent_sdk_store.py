@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from claude_agent_sdk.testing import run_session_store_conformance
+
 from support.backends import DURABLE_BACKENDS
 from support.claude_code import PROJECTS, SESSION_FILE, SESSION_ID
 from transcripts import TranscriptStore

@@ -12,6 +12,7 @@ from langchain_core.exceptions import ModelError
 from langchain_core.messages import AIMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.checkpoint.memory import InMemorySaver
+
 from support.langchain_models import ScriptedChatModel
 from transcripts import TranscriptStore
 from transcripts.integrations.langchain import (

@@ -20,6 +20,7 @@ from langchain_core.messages import (
 )
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables.history import RunnableWithMessageHistory
+
 from support.langchain_models import StreamingChatModel
 from transcripts import TranscriptStore
 from transcripts.integrations.langchain import TranscriptChatMessageHistory

@@ -9,6 +9,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables.history import RunnableWithMessageHistory
+
 from support.langchain_models import ScriptedChatModel
 from transcripts import TranscriptStore
 from transcripts.integrations.langchain import TranscriptChatMessageHistory

@@ -11,6 +11,7 @@ import pytest
 from pydantic_ai.conversation import Conversation
 from pydantic_ai.conversation_store import ConversationStore, InMemoryConversationStore
 from pydantic_ai.models.function import FunctionModel
+
 from support.processes import Child, program
 from support.pydantic_agent import agent, comparable, reply
 from transcripts.integrations.pydantic_ai import TranscriptConversationStore

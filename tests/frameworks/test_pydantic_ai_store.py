@@ -22,6 +22,7 @@ from pydantic_ai.conversation_store import (
 )
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import CompactionPart
+
 from support.pydantic_agent import agent, comparable
 from transcripts import StoreConfig, TranscriptStore
 from transcripts.integrations.pydantic_ai import TranscriptConversationStore

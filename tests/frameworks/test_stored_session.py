@@ -7,6 +7,7 @@ import asyncio
 import threading
 
 import pytest
+
 from transcripts import TranscriptStore
 from transcripts.integrations.stored_session import StoredSession
 

@@ -9,6 +9,7 @@ from contextlib import ExitStack
 from typing import Any
 
 import pytest
+
 from support.reads import seen
 from support.rows import write_lock_held
 from transcripts import CompactionResult, TranscriptStore

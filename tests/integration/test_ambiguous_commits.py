@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from eventsourcing.persistence import OperationalError
+
 from transcripts import Append, Compact, Rewind, SetState, StoreConfig, TranscriptStore
 from transcripts.application.storage import Backend
 
@@ -65,7 +66,10 @@ def test_an_append_whose_commit_was_reported_failed_stores_each_message_once(
 ) -> None:
     store, backend = faulty
     backend.times = 2
-    messages = [{"role": "user", "content": "no id"}, {"id": "given", "role": "user", "content": "x"}]
+    messages = [
+        {"role": "user", "content": "no id"},
+        {"id": "given", "role": "user", "content": "x"},
+    ]
     returned = store.append(S, messages)
     assert backend.raised == 2
     assert [m["id"] for m in store.active(S)] == [m["id"] for m in returned]

@@ -27,7 +27,10 @@ ROUND_TRIPS = {
         "role": "user",
         "content": [
             {"type": "text", "text": "look at this"},
-            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0K", "detail": "low"}},
+            {
+                "type": "image_url",
+                "image_url": {"url": "data:image/png;base64,iVBORw0K", "detail": "low"},
+            },
         ],
     },
     "null content with nested tool calls": {
@@ -37,13 +40,17 @@ ROUND_TRIPS = {
             {
                 "id": "call_1",
                 "type": "function",
-                "function": {"name": "search", "arguments": "{\"q\": \"weather\", \"n\": 3}"},
+                "function": {"name": "search", "arguments": '{"q": "weather", "n": 3}'},
             }
         ],
         "refusal": None,
     },
     "tool result": {"role": "tool", "tool_call_id": "call_1", "name": "search", "content": "sunny"},
-    "unicode": {"role": "user", "content": "héllo wörld — 日本語 🦜 \u0000 \n\t\"quoted\"", "name": "ünï"},
+    "unicode": {
+        "role": "user",
+        "content": 'héllo wörld — 日本語 🦜 \u0000 \n\t"quoted"',
+        "name": "ünï",
+    },
     "unknown keys of every JSON type": {
         "role": "assistant",
         "content": "x",
@@ -98,7 +105,9 @@ def test_messages_without_an_id_get_new_ids_unique_across_calls(
     assert [message["id"] for message in store.active(session)] == ids
 
 
-def test_the_caller_s_messages_are_not_modified_by_append(store: TranscriptStore, session: str) -> None:
+def test_the_caller_s_messages_are_not_modified_by_append(
+    store: TranscriptStore, session: str
+) -> None:
     given = [{"role": "user", "content": "hi"}]
     store.append(session, given)
     assert given == [{"role": "user", "content": "hi"}]
@@ -209,7 +218,8 @@ def test_each_message_is_one_message_appended_event_holding_it_without_its_id_an
     store: TranscriptStore, session: str
 ) -> None:
     store.append(
-        session, [{"id": "m1", "role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]
+        session,
+        [{"id": "m1", "role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}],
     )
     appended = [event for event in store.events(session) if event["type"] == "MessageAppended"]
     assert [event["data"]["message"] for event in appended] == [
@@ -296,12 +306,16 @@ def test_an_append_that_cannot_get_the_write_lock_in_time_raises_and_stores_noth
         events = store.events("s")
         hold_write_lock(2.5)
         with pytest.raises(TranscriptError):
-            store.append("s", [{"id": f"m{i}", "role": "user", "content": str(i)} for i in range(3)])
+            store.append(
+                "s", [{"id": f"m{i}", "role": "user", "content": str(i)} for i in range(3)]
+            )
     with TranscriptStore.open(sqlite_url) as reopened:
         assert reopened.events("s") == events
 
 
-def test_batches_appended_by_two_stores_on_one_file_all_land_each_in_one_piece(sqlite_url: str) -> None:
+def test_batches_appended_by_two_stores_on_one_file_all_land_each_in_one_piece(
+    sqlite_url: str,
+) -> None:
     batches, size = 15, 3
     with TranscriptStore.open(sqlite_url) as store:
         store.start("s")
@@ -311,7 +325,10 @@ def test_batches_appended_by_two_stores_on_one_file_all_land_each_in_one_piece(s
             for batch in range(batches):
                 own.append(
                     "s",
-                    [{"id": f"{name}-{batch}-{k}", "role": "user", "content": f"{k}"} for k in range(size)],
+                    [
+                        {"id": f"{name}-{batch}-{k}", "role": "user", "content": f"{k}"}
+                        for k in range(size)
+                    ],
                 )
 
     threads = [threading.Thread(target=writer, args=(name,)) for name in ("x", "y")]
@@ -323,7 +340,9 @@ def test_batches_appended_by_two_stores_on_one_file_all_land_each_in_one_piece(s
     with TranscriptStore.open(sqlite_url) as store:
         ids = [entry["id"] for entry in store.history("s")]
         versions = [event["version"] for event in store.events("s")]
-    assert sorted(ids) == sorted(f"{n}-{b}-{k}" for n in "xy" for b in range(batches) for k in range(size))
+    assert sorted(ids) == sorted(
+        f"{n}-{b}-{k}" for n in "xy" for b in range(batches) for k in range(size)
+    )
     chunks = [ids[i : i + size] for i in range(0, len(ids), size)]
     assert all(len({chunk_id.rsplit("-", 1)[0] for chunk_id in chunk}) == 1 for chunk in chunks)
     assert versions == list(range(1, len(versions) + 1))

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from support.claude_code import (
     PROJECTS,
     SESSION_FILE,

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from support.codex import Session, copy_all, scenario
 from transcripts import TranscriptStore
 from transcripts.adapters.importers.codex import CodexImportError, import_codex

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from support.codex import (
     DATA,
     SESSIONS,

@@ -7,9 +7,8 @@ from datetime import datetime
 
 import pytest
 
-from transcripts import CompactionAttempt, CompactionResult, TranscriptError, TranscriptStore
-
 from support.messages import ids, summary
+from transcripts import CompactionAttempt, CompactionResult, TranscriptError, TranscriptStore
 
 
 def database_is_locked(messages: list[dict]) -> list[dict]:
@@ -71,7 +70,9 @@ def test_after_a_failed_then_a_committed_compaction_flushing_every_old_list_stor
     store: TranscriptStore, session: str, sixteen: list[dict]
 ) -> None:
     handed_back = store.compact(session, database_is_locked).messages
-    compacted = store.compact(session, lambda messages: [summary(f"part {i}") for i in range(4)]).messages
+    compacted = store.compact(
+        session, lambda messages: [summary(f"part {i}") for i in range(4)]
+    ).messages
     events = store.events(session)
     for stale in (sixteen, handed_back, [*handed_back, *compacted]):
         assert store.sync(session, stale) == compacted
@@ -113,7 +114,9 @@ def test_compact_calls_summarize_once_with_the_active_snapshot_each_message_with
 def test_a_summarize_that_mutates_the_messages_it_is_given_changes_nothing_stored(
     store: TranscriptStore, session: str
 ) -> None:
-    stored = store.append(session, [{"role": "user", "content": [{"type": "text", "text": "original"}]}])
+    stored = store.append(
+        session, [{"role": "user", "content": [{"type": "text", "text": "original"}]}]
+    )
 
     def vandal(messages: list[dict]) -> list[dict]:
         messages[0]["content"][0]["text"] = "vandalised"
@@ -152,17 +155,29 @@ def test_history_keeps_every_message_marking_what_each_compaction_superseded_and
     assert list(history) == [*ids(stored), summary_one["id"], summary_two["id"]]
     for message in stored[:3]:
         assert history[message["id"]] == {
-            "id": message["id"], "active": False, "superseded_by": first.compaction_id,
-            "added_by": None, "rewound": False, "message": message,
+            "id": message["id"],
+            "active": False,
+            "superseded_by": first.compaction_id,
+            "added_by": None,
+            "rewound": False,
+            "message": message,
         }
     assert history[stored[3]["id"]]["superseded_by"] == second.compaction_id
     assert history[summary_one["id"]] == {
-        "id": summary_one["id"], "active": False, "superseded_by": second.compaction_id,
-        "added_by": first.compaction_id, "rewound": False, "message": summary_one,
+        "id": summary_one["id"],
+        "active": False,
+        "superseded_by": second.compaction_id,
+        "added_by": first.compaction_id,
+        "rewound": False,
+        "message": summary_one,
     }
     assert history[summary_two["id"]] == {
-        "id": summary_two["id"], "active": True, "superseded_by": None,
-        "added_by": second.compaction_id, "rewound": False, "message": summary_two,
+        "id": summary_two["id"],
+        "active": True,
+        "superseded_by": None,
+        "added_by": second.compaction_id,
+        "rewound": False,
+        "message": summary_two,
     }
 
 
@@ -251,11 +266,17 @@ def test_a_replacement_may_be_empty_and_then_supersedes_the_whole_snapshot(
     assert store.compactions(session)[0]["superseded"] == ids(stored)
 
 
-def test_the_replacement_may_reorder_kept_messages(store: TranscriptStore, session: str, turns) -> None:
+def test_the_replacement_may_reorder_kept_messages(
+    store: TranscriptStore, session: str, turns
+) -> None:
     stored = store.append(session, turns(3))
     result = store.compact(session, lambda messages: [messages[2], summary(), messages[0]])
     assert result.committed
-    assert ids(store.active(session)) == [stored[2]["id"], result.messages[1]["id"], stored[0]["id"]]
+    assert ids(store.active(session)) == [
+        stored[2]["id"],
+        result.messages[1]["id"],
+        stored[0]["id"],
+    ]
 
 
 # -- appends made while a compaction is under way are never lost ----------------------------
@@ -306,7 +327,13 @@ def test_messages_appended_while_summarize_runs_are_kept_after_the_summary(
     ids=["locked", "multiline", "unicode", "keyerror", "empty", "long", "undecodable bytes"],
 )
 def test_a_summarize_error_is_recorded_whatever_the_exception_says(
-    store: TranscriptStore, session: str, turns, observe, check_failed, error: Exception, fragment: str
+    store: TranscriptStore,
+    session: str,
+    turns,
+    observe,
+    check_failed,
+    error: Exception,
+    fragment: str,
 ) -> None:
     stored = store.append(session, turns(3))
     before = observe(store, session)
@@ -342,7 +369,9 @@ def test_fail_compaction_with_text_records_the_text_under_the_given_failure_code
     store.append(session, turns(3))
     attempt = store.begin_compaction(session)
     before = observe(store, session)
-    result = store.fail_compaction(attempt, "the summary was longer than the input", failure="too_long")
+    result = store.fail_compaction(
+        attempt, "the summary was longer than the input", failure="too_long"
+    )
     check_failed(store, session, result, before, "too_long")
     assert result.error == "the summary was longer than the input"
 
@@ -377,7 +406,7 @@ def test_an_attempt_begun_by_another_store_can_be_neither_committed_nor_failed(
 # -- a write that cannot get the lock ------------------------------------------------------
 
 
-def test_a_commit_that_cannot_get_the_write_lock_fails_with_storage_error_recorded_once_the_lock_is_free(
+def test_a_commit_kept_from_the_write_lock_fails_with_storage_error_recorded_once_it_is_free(
     sqlite_url: str, hold_write_lock, turns, observe, check_failed
 ) -> None:
     with TranscriptStore.open(sqlite_url, lock_timeout=1) as store:
@@ -397,7 +426,7 @@ def test_a_commit_that_cannot_get_the_write_lock_fails_with_storage_error_record
     assert entry["superseded"] == ids(stored[:3])  # what it would have superseded: not the kept one
 
 
-def test_a_failure_recorded_with_its_replacement_audits_only_what_that_replacement_would_have_superseded(
+def test_a_failure_recorded_with_its_replacement_audits_only_what_it_would_have_superseded(
     store: TranscriptStore, session: str, turns, observe, check_failed
 ) -> None:
     stored = store.append(session, turns(4))

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from support.messages import summary, tool_call, tool_result
 from transcripts import CompactionNotFoundError, SessionNotFoundError, TranscriptStore
 from transcripts.domain.attempted import MAX_EXCEPTION_TEXT

@@ -9,24 +9,26 @@ from collections.abc import Callable
 
 import pytest
 
-from transcripts import TranscriptStore
-
 from support.messages import ids, summary
-
+from transcripts import TranscriptStore
 
 # Each case builds a replacement from the snapshot's stored messages and the late ones,
 # appended after the attempt began.
 Replacement = Callable[[list[dict], list[dict]], object]
 INVALID: dict[str, Replacement] = {
     "a new id given twice": lambda stored, late: [
-        {"id": "new", **summary()}, {"id": "new", "role": "user", "content": "x"}
+        {"id": "new", **summary()},
+        {"id": "new", "role": "user", "content": "x"},
     ],
     "an edited kept message": lambda stored, late: [summary(), {**stored[2], "content": "edited"}],
     "a kept message with a key added": lambda stored, late: [{**stored[2], "name": "bob"}],
     "a kept message with a key removed": lambda stored, late: [
         {"id": stored[2]["id"], "role": stored[2]["role"]}
     ],
-    "the id of a message appended after the attempt began": lambda stored, late: [summary(), late[0]],
+    "the id of a message appended after the attempt began": lambda stored, late: [
+        summary(),
+        late[0],
+    ],
     "an item without a role": lambda stored, late: [summary(), {"content": "no role"}],
     "an item with an unknown role": lambda stored, late: [{"role": "narrator", "content": "x"}],
     "an item that is text": lambda stored, late: [summary(), "just a string"],
@@ -87,7 +89,6 @@ def test_a_failed_attempt_may_be_followed_by_a_committed_one(
     assert [entry["status"] for entry in store.compactions(session)] == ["failed", "committed"]
 
 
-
 def test_a_commit_whose_reason_cannot_be_stored_leaves_the_session_working(
     store: TranscriptStore, session: str, turns
 ) -> None:
@@ -96,10 +97,12 @@ def test_a_commit_whose_reason_cannot_be_stored_leaves_the_session_working(
     try:
         store.commit_compaction(attempt, [summary()], reason="undecodable \udc80 reason")
     except Exception:
-        pass  # refusing the reason or recording a failure are both fine; corrupting the session is not
+        pass  # refusing the reason or recording a failure are both fine; corrupting the
+        # session is not
     if not any(entry["status"] == "committed" for entry in store.compactions(session)):
         assert store.active(session) == stored
     assert store.compact(session, lambda messages: [summary("next")]).committed
+
 
 # -- fencing -------------------------------------------------------------------------------
 
@@ -131,7 +134,9 @@ def test_a_conflict_audit_lists_only_the_ids_the_losing_replacement_would_have_s
     assert store.compactions(session)[-1]["superseded"] == ids(stored[:3])
 
 
-def test_an_attempt_begun_after_a_commit_may_commit(store: TranscriptStore, session: str, turns) -> None:
+def test_an_attempt_begun_after_a_commit_may_commit(
+    store: TranscriptStore, session: str, turns
+) -> None:
     store.append(session, turns(4))
     first, second = store.begin_compaction(session), store.begin_compaction(session)
     store.commit_compaction(first, [summary("first")])
@@ -149,7 +154,9 @@ def test_a_failed_attempt_does_not_fence_an_attempt_begun_before_it(
     assert store.commit_compaction(slow, [summary()]).committed
 
 
-def test_an_attempt_survives_appends_made_after_it_began(store: TranscriptStore, session: str, turns) -> None:
+def test_an_attempt_survives_appends_made_after_it_began(
+    store: TranscriptStore, session: str, turns
+) -> None:
     store.append(session, turns(4))
     attempt = store.begin_compaction(session)
     for i in range(3):
@@ -193,7 +200,10 @@ def test_two_compactions_racing_in_threads_exactly_one_commits(
     [loser] = [result for result in results if not result.committed]
     assert loser.failure == "conflict"
     assert loser.messages == winner.messages == store.active(session)
-    assert sorted(entry["status"] for entry in store.compactions(session)) == ["committed", "failed"]
+    assert sorted(entry["status"] for entry in store.compactions(session)) == [
+        "committed",
+        "failed",
+    ]
 
 
 def _race_in_a_process(url: str, barrier, outcomes, name: str) -> None:

@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from transcripts import TranscriptStore
-from transcripts.adapters.migration import migrate
-from transcripts.projections.projector import Projector
-
 from support.log import fold_of
 from support.reads import seen
 from support.rows import query, raw_rows
+from transcripts import TranscriptStore
+from transcripts.adapters.migration import migrate
+from transcripts.projections.projector import Projector
 
 OLD_STORE = Path(__file__).parents[1] / "data" / "stores" / "release_compaction_v1.db"
 SESSIONS = ("plan", "twice")

@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-from transcripts import TranscriptStore
-
 from support.log import fold_of, write_behind_the_views
 from support.rows import raw_rows
+from transcripts import TranscriptStore
 
 SESSION = "views"
 

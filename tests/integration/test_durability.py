@@ -15,9 +15,9 @@ from typing import Any
 
 import psycopg
 import pytest
-from transcripts import StorageError, TranscriptStore
 
 from support.cli import run_cli
+from transcripts import StorageError, TranscriptStore
 
 FULL, NORMAL = 2, 1  # PRAGMA synchronous
 

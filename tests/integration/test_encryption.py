@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from support.reads import everything
+from support.rows import path_of
 from transcripts import SetState, TranscriptStore
 from transcripts.adapters.migration import migrate
 from transcripts.config import new_cipher_key
 from transcripts.domain.errors import EncryptionKeyError, TranscriptError
-
-from support.reads import everything
-from support.rows import path_of
 
 SECRET = "zebra-7f3a"  # in every kind of content the store keeps
 

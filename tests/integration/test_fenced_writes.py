@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from support.messages import summary, turns
 from transcripts import (
     SessionErasedError,
     SessionNotFoundError,
@@ -16,8 +17,6 @@ from transcripts import (
     VersionConflictError,
 )
 
-from support.messages import summary, turns
-
 
 @pytest.fixture
 def session(store: TranscriptStore) -> str:
@@ -25,7 +24,9 @@ def session(store: TranscriptStore) -> str:
     return "s"
 
 
-def test_the_version_is_that_of_the_sessions_last_event(store: TranscriptStore, session: str) -> None:
+def test_the_version_is_that_of_the_sessions_last_event(
+    store: TranscriptStore, session: str
+) -> None:
     assert store.version(session) == 1  # Started
     store.append(session, turns(3))
     assert store.version(session) == 4
@@ -73,9 +74,10 @@ def test_a_sync_at_another_version_raises_and_stores_nothing(
     with pytest.raises(VersionConflictError):
         store.sync(session, [*live, *turns(1, prefix="new")], expected_version=2)
     assert store.active(session) == live
-    assert store.sync(session, [*live, *turns(1, prefix="new")], expected_version=3)[-1][
-        "content"
-    ] == turns(1, prefix="new")[0]["content"]
+    assert (
+        store.sync(session, [*live, *turns(1, prefix="new")], expected_version=3)[-1]["content"]
+        == turns(1, prefix="new")[0]["content"]
+    )
 
 
 def test_a_fenced_append_of_messages_stored_already_is_a_no_op_at_any_version(

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from transcripts import Erasure, SessionErasedError, SessionNotFoundError, TranscriptStore
-from transcripts.adapters.importers.hermes import import_hermes
-from transcripts.application.storage import StoreConfig
 
 from support.hermes import Release
 from support.reads import seen
 from support.rows import path_of
+from transcripts import Erasure, SessionErasedError, SessionNotFoundError, TranscriptStore
+from transcripts.adapters.importers.hermes import import_hermes
+from transcripts.application.storage import StoreConfig
 
 MARKER = "zqxmarker7f3a"  # in every kind of content a session holds, and nowhere else
 SECRET = "secret"

@@ -1,7 +1,8 @@
-"""Importing a Hermes `state.db`: the synthetic schema-31 file's sessions end to end (healthy, compacted,
-corrupted by the failed-commit bug, a rotation), idempotence, dry runs, the read-only source,
-bad files, and Hermes histories written the way Hermes writes them (successive compactions,
-summaries of summaries, JSON content; rewinds: test_hermes_rewinds.py)."""
+"""Importing a Hermes `state.db`: the synthetic schema-31 file's sessions end to end
+(healthy, compacted, corrupted by the failed-commit bug, a rotation), idempotence, dry runs,
+the read-only source, bad files, and Hermes histories written the way Hermes writes them
+(successive compactions, summaries of summaries, JSON content; rewinds:
+test_hermes_rewinds.py)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from support.hermes import SUMMARY, HermesHistory, make_hermes
+from support.hermes import SYNTHETIC as FIXTURE
 from transcripts import TranscriptError, TranscriptStore
 from transcripts.adapters.importers.hermes import HermesImportError, SessionReport, import_hermes
-
-from support.hermes import SUMMARY, SYNTHETIC as FIXTURE, HermesHistory, make_hermes
 
 HEALTHY = "20260829_101500_a1b2c3"
 COMPACTED = "20260830_141200_d4e5f6"

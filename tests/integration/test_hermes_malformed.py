@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from transcripts import TranscriptStore
-from transcripts.adapters.importers.hermes import HermesImportError, import_hermes
 
 from support.hermes import Release, make_hermes
+from transcripts import TranscriptStore
+from transcripts.adapters.importers.hermes import HermesImportError, import_hermes
 
 DEEP = 100_000  # far past Python's recursion limit
 

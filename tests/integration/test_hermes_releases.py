@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from transcripts import TranscriptStore
-from transcripts.adapters.importers.hermes import SessionReport, import_hermes
 
 from support.hermes import RELEASES, Release
+from transcripts import TranscriptStore
+from transcripts.adapters.importers.hermes import SessionReport, import_hermes
 
 IN_PLACE = "Hermes in-place compaction"
 REWIND = "Hermes rewind"

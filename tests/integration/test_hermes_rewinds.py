@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from support.hermes import HermesHistory
 from transcripts import TranscriptStore
 from transcripts.adapters.importers.hermes import SessionReport, import_hermes
-
-from support.hermes import HermesHistory
 
 
 def ids(rows: list[int]) -> list[str]:

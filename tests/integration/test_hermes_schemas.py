@@ -17,10 +17,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+
+from support.hermes import DATA, SUMMARY, SYNTHETIC
 from transcripts import TranscriptStore
 from transcripts.adapters.importers.hermes import import_hermes
-
-from support.hermes import DATA, SYNTHETIC, SUMMARY
 
 RELEASE_OF = {
     11: "0.13.0",

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from support.corpus import (
     DATA,
     FTS5_QUERIES,

@@ -4,6 +4,7 @@ session working normally."""
 from __future__ import annotations
 
 import pytest
+
 from support.corpus import MESSAGES
 from transcripts import InvalidMessageError, TranscriptError, TranscriptStore
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from support.log import fold_of
 from support.rows import query
 from transcripts import MessageConflictError, TranscriptError, TranscriptStore

@@ -8,12 +8,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from support import reads
+from support.rows import log_rows
 from transcripts import TranscriptStore
 from transcripts.adapters.cli import cli
 from transcripts.adapters.migration import MigrationError, migrate
-
-from support import reads
-from support.rows import log_rows
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -54,6 +54,8 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
+
+from support.messages import tool_exchange, without_id
 from transcripts import (
     MessageConflictError,
     MessageNotFoundError,
@@ -62,8 +64,6 @@ from transcripts import (
     TranscriptError,
     TranscriptStore,
 )
-
-from support.messages import tool_exchange, without_id
 
 EXAMPLES = int(os.environ.get("TRANSCRIPTS_SOAK_EXAMPLES", "200"))
 STEPS = int(os.environ.get("TRANSCRIPTS_SOAK_STEPS", "15"))

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from support.postgres import catalog
 from transcripts import NotAStoreError, StorageError, StoreNotFoundError, TranscriptStore
 

@@ -117,6 +117,4 @@ def test_a_missing_optional_package_is_a_storage_error_naming_the_extra(
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().endswith(
-        f"needs {package}: pip install 'transcript-store[{extra}]'"
-    )
+    assert done.stdout.strip().endswith(f"needs {package}: pip install 'transcript-store[{extra}]'")

@@ -4,6 +4,7 @@ the list reads, a page at a time, the first N or the last N without reading the 
 from __future__ import annotations
 
 import pytest
+
 from transcripts import SessionErasedError, SessionNotFoundError, TranscriptError, TranscriptStore
 
 

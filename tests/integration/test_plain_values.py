@@ -13,6 +13,7 @@ from collections import OrderedDict
 from typing import Any
 
 import pytest
+
 from support.messages import summary, turns
 from transcripts import SetState, TranscriptStore
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+
 from support.reads import snapshot
 from transcripts import (
     CompactionResult,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from support.reads import snapshot
 from transcripts import InvalidMessageError, TranscriptError, TranscriptStore
 

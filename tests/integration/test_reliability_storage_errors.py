@@ -4,9 +4,10 @@ SQLite: another connection holds the file's write lock (BEGIN IMMEDIATE) past th
 short lock timeout while the store's views are behind the log (a writer without the views
 appended after it opened): every call that must catch the views up first — `active`,
 `history`, `sessions`, `search`, `begin_compaction`, `verify_projections`,
-`rebuild_projections`, and the writes — raises `StorageError` (not the library's OperationalError); `compact` and
-`commit_compaction` never raise for it: they return `committed=False` with failure
-`storage_error` (or `committed=True` if the write landed). Nothing changes.
+`rebuild_projections`, and the writes — raises `StorageError` (not the library's
+OperationalError); `compact` and `commit_compaction` never raise for it: they return
+`committed=False` with failure `storage_error` (or `committed=True` if the write landed).
+Nothing changes.
 
 PostgreSQL: another connection terminates the store's server processes every few
 milliseconds while the store appends, reads and compacts: nothing acknowledged is lost,
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+
 from support.log import WriterBehindTheViews
 from support.postgres import connect
 from support.rows import log_rows, write_lock_held

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+
 from support.cli import error_line, run_cli
 from support.rows import damage_event, delete_event, log_rows, store_raw_event
 from transcripts import (

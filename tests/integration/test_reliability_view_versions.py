@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from support.cli import error_line, run_cli
 from support.rows import log_rows, query, raw_rows, table_names
 from transcripts import StorageError, TranscriptStore

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+
 from support.backends import BACKENDS, fresh_url
 from support.cli import exported
 from support.json_messages import messages

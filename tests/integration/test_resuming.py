@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+
 from support.json_messages import messages
 from support.messages import summary, turns
 from support.rows import damage_event, log_rows

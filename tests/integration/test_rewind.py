@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from support.messages import ids, summary, tool_call, tool_result
 from transcripts import (
     MessageConflictError,
     MessageNotFoundError,
@@ -16,8 +17,6 @@ from transcripts import (
     TranscriptError,
     TranscriptStore,
 )
-
-from support.messages import ids, summary, tool_call, tool_result
 
 
 def types(store: TranscriptStore, session_id: str) -> list[str]:

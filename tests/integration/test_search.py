@@ -8,6 +8,7 @@ differ, the expectations below say so per engine.
 from __future__ import annotations
 
 import pytest
+
 from transcripts import TranscriptStore
 from transcripts.domain.errors import InvalidSearchError, TranscriptError
 

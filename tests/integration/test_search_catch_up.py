@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+
+from support.processes import Child, program
+from support.rows import query
 from transcripts import TranscriptStore
 from transcripts.config import new_cipher_key
 from transcripts.domain.errors import TranscriptError
 from transcripts.projections.projector import Projector
-
-from support.processes import Child, program
-from support.rows import query
 
 SEARCHERS = 4
 

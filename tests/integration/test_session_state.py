@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from support.log import expected_summary, fold_of
+from support.messages import summary, turns
 from transcripts import (
     Append,
     Compact,
@@ -17,9 +19,6 @@ from transcripts import (
     TranscriptStore,
     VersionConflictError,
 )
-
-from support.log import expected_summary, fold_of
-from support.messages import summary, turns
 
 
 @pytest.fixture
@@ -217,4 +216,3 @@ def test_changes_that_are_not_changes_are_refused(store: TranscriptStore, sessio
         store.write(session, SetState({"x": 1}))  # type: ignore[arg-type]
     with pytest.raises(SessionNotFoundError):
         store.write("nobody", [SetState({"x": 1})])
-

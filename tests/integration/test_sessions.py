@@ -11,8 +11,15 @@ import pytest
 from transcripts import SessionNotFoundError, TranscriptError, TranscriptStore
 
 
-def test_starting_a_session_again_with_the_same_arguments_is_a_no_op(store: TranscriptStore) -> None:
-    arguments = {"source": "cli", "model": "m", "parent_id": "p", "metadata": {"cwd": "/", "n": [1]}}
+def test_starting_a_session_again_with_the_same_arguments_is_a_no_op(
+    store: TranscriptStore,
+) -> None:
+    arguments = {
+        "source": "cli",
+        "model": "m",
+        "parent_id": "p",
+        "metadata": {"cwd": "/", "n": [1]},
+    }
     store.start("s", **arguments)
     events = store.events("s")
     store.start("s", **arguments)
@@ -30,8 +37,12 @@ def test_starting_a_session_again_with_defaults_is_a_no_op(store: TranscriptStor
 @pytest.mark.parametrize(
     "changed",
     [
-        {"source": "web"}, {"model": "other"}, {"model": None}, {"parent_id": "q"},
-        {"metadata": {"cwd": "/x"}}, {"metadata": None},
+        {"source": "web"},
+        {"model": "other"},
+        {"model": None},
+        {"parent_id": "q"},
+        {"metadata": {"cwd": "/x"}},
+        {"metadata": None},
     ],
     ids=["source", "model", "model dropped", "parent", "metadata", "metadata dropped"],
 )
@@ -83,7 +94,9 @@ def test_sessions_lists_every_session_in_start_order_with_its_fields_and_counts(
     store.start("empty", source="web")
     stored = store.append("parent", turns(5))
     store.compact("parent", lambda messages: 1 / 0)
-    store.compact("parent", lambda messages: [{"role": "system", "content": "summary"}, messages[-1]])
+    store.compact(
+        "parent", lambda messages: [{"role": "system", "content": "summary"}, messages[-1]]
+    )
     store.compact("parent", lambda messages: ["invalid"])
     store.append("child", turns(2))
     sessions = {session["id"]: session for session in store.sessions()}

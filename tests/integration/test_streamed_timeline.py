@@ -4,9 +4,10 @@ as the whole-session versions, over many pages of messages and windows of the lo
 from __future__ import annotations
 
 import pytest
+
 from transcripts import TranscriptStore
-from transcripts.adapters.exporters import streamed_timeline as streamed
 from transcripts.adapters.exporters import markdown
+from transcripts.adapters.exporters import streamed_timeline as streamed
 from transcripts.adapters.exporters.markdown import markdown_chunks
 from transcripts.adapters.exporters.timeline import Boundary, Entry, Item, timeline
 

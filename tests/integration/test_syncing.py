@@ -3,9 +3,8 @@ superseded, and hands back the active list."""
 
 from __future__ import annotations
 
-from transcripts import TranscriptStore
-
 from support.messages import ids, summary
+from transcripts import TranscriptStore
 
 
 def test_sync_stores_new_messages_in_order_and_returns_the_active_list(
@@ -28,14 +27,21 @@ def test_sync_skips_stored_messages_and_appends_the_new_ones_after_them_in_order
     assert len(store.history(session)) == 6
 
 
-def test_sync_keeps_the_ids_of_new_messages_that_carry_one(store: TranscriptStore, session: str) -> None:
-    live = [{"id": "client-1", "role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]
+def test_sync_keeps_the_ids_of_new_messages_that_carry_one(
+    store: TranscriptStore, session: str
+) -> None:
+    live = [
+        {"id": "client-1", "role": "user", "content": "hi"},
+        {"role": "assistant", "content": "yo"},
+    ]
     active = store.sync(session, live)
     assert active[0] == {"id": "client-1", "role": "user", "content": "hi"}
     assert active[1]["id"] != "client-1"
 
 
-def test_syncing_the_returned_list_again_stores_nothing(store: TranscriptStore, session: str, turns) -> None:
+def test_syncing_the_returned_list_again_stores_nothing(
+    store: TranscriptStore, session: str, turns
+) -> None:
     active = store.sync(session, turns(4))
     events = store.events(session)
     assert store.sync(session, active) == active

@@ -25,7 +25,9 @@ def timeline(store: TranscriptStore, session: str, turns) -> dict[int, list[dict
         note()
     store.compact(session, lambda messages: 1 / 0)
     note()
-    store.compact(session, lambda messages: [{"role": "system", "content": "summary"}, messages[-1]])
+    store.compact(
+        session, lambda messages: [{"role": "system", "content": "summary"}, messages[-1]]
+    )
     note()
     store.append(session, turns(2, prefix="after"))
     note()
@@ -71,7 +73,10 @@ def test_events_are_numbered_from_1_and_typed_with_exactly_the_four_event_names(
     events = store.events(session)
     assert [event["version"] for event in events] == list(range(1, len(events) + 1))
     assert [event["type"] for event in events] == [
-        "Started", *["MessageAppended"] * 4, "CompactionFailed", "CompactionCommitted",
+        "Started",
+        *["MessageAppended"] * 4,
+        "CompactionFailed",
+        "CompactionCommitted",
         *["MessageAppended"] * 2,
     ]
     assert {event["type"] for event in events} == EVENT_TYPES
@@ -84,11 +89,18 @@ def test_events_are_numbered_from_1_and_typed_with_exactly_the_four_event_names(
 
 
 def test_the_started_event_carries_the_session_s_arguments(store: TranscriptStore) -> None:
-    store.start("child", source="cli", model="gpt-x", parent_id="parent", metadata={"cwd": "/tmp", "n": 1})
+    store.start(
+        "child", source="cli", model="gpt-x", parent_id="parent", metadata={"cwd": "/tmp", "n": 1}
+    )
     [started] = store.events("child")
     assert started["type"] == "Started"
-    assert {k: started["data"][k] for k in ("session_id", "source", "model", "parent_id", "metadata")} == {
-        "session_id": "child", "source": "cli", "model": "gpt-x", "parent_id": "parent",
+    assert {
+        k: started["data"][k] for k in ("session_id", "source", "model", "parent_id", "metadata")
+    } == {
+        "session_id": "child",
+        "source": "cli",
+        "model": "gpt-x",
+        "parent_id": "parent",
         "metadata": {"cwd": "/tmp", "n": 1},
     }
 

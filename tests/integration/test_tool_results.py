@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from transcripts import TranscriptStore
-
 from support.messages import ids, summary, tool_call, tool_result
+from transcripts import TranscriptStore
 
 
 @pytest.fixture

@@ -7,10 +7,9 @@ import time
 
 import pytest
 
-from transcripts import StorageError, TranscriptStore
-
 from support.postgres import EVENTS_TABLE, TRACKING_TABLE, connect, sql, tables, with_database
 from support.rows import ORDERED_TABLES
+from transcripts import StorageError, TranscriptStore
 
 STORE_TABLES = {
     EVENTS_TABLE,

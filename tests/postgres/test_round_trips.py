@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from transcripts import TranscriptStore
-
 from support.wire import RoundTripCounter
+from transcripts import TranscriptStore
 
 WARM_UP_CALLS = 5  # each pooled connection sets its planner costs once, on its first read
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import hashlib
 
-from transcripts import TranscriptStore
-
 from support.postgres import connect, sql
+from transcripts import TranscriptStore
 
 INDEX = "message_search_vector"
 

@@ -6,11 +6,10 @@ import getpass
 
 import pytest
 
+from support.postgres import free_port
 from transcripts import StorageError, TranscriptStore
 from transcripts.adapters.storage.postgres.location import PostgresLocation
 from transcripts.application.storage import StoreConfig
-
-from support.postgres import free_port
 
 
 def test_a_full_postgresql_url_gives_every_connection_setting() -> None:

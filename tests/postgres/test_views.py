@@ -8,11 +8,11 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from transcripts import MAX_ID_LENGTH, StorageError, TranscriptStore
-from transcripts.adapters.storage.postgres.dialect import advisory_key
 
 from support.postgres import EVENTS_TABLE, connect, sql
 from support.rows import ORDERED_TABLES, head, row_counts, tracked
+from transcripts import MAX_ID_LENGTH, StorageError, TranscriptStore
+from transcripts.adapters.storage.postgres.dialect import advisory_key
 
 PUBLIC_TABLES = tuple(ORDERED_TABLES)  # every table a projection writes
 
@@ -199,7 +199,15 @@ def test_a_view_row_repeating_a_key_is_refused_as_on_sqlite_even_with_the_longes
 @pytest.mark.parametrize(
     "identifier",
     ["s1", "a\\b", "\\\\", "\\000", "\\x41", "caf\u00e9 \u20ac \U0001f600", "x" * MAX_ID_LENGTH],
-    ids=["plain", "backslash", "two-backslashes", "octal-escape", "hex-escape", "non-ascii", "longest"],
+    ids=[
+        "plain",
+        "backslash",
+        "two-backslashes",
+        "octal-escape",
+        "hex-escape",
+        "non-ascii",
+        "longest",
+    ],
 )
 def test_the_id_key_is_the_sha256_of_the_ids_utf8_bytes_as_the_release_before_computed_it(
     postgres_url: str, identifier: str
@@ -356,6 +364,8 @@ def test_the_audit_lists_superseded_ids_as_json_written_like_every_other_json_co
     the rows the store writes itself (`["a1","a2"]`), in their active order."""
     with TranscriptStore.open(postgres_url) as store:
         write_some(store)
-    rows = sql(postgres_url, "SELECT superseded_ids::text, added_ids::text FROM compaction_attempts")
+    rows = sql(
+        postgres_url, "SELECT superseded_ids::text, added_ids::text FROM compaction_attempts"
+    )
     [(superseded, added)] = rows
     assert superseded == '["a0","a1","a2"]' and added.startswith('["msg_')

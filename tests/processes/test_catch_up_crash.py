@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from transcripts import TranscriptStore
-from transcripts.domain.transcript import Transcript
 
 from support import log
 from support.processes import Child, Spawn, program
 from support.rows import connect, head, raw_rows, tracked
+from transcripts import TranscriptStore
+from transcripts.domain.transcript import Transcript
 
 pytestmark = pytest.mark.slow
 

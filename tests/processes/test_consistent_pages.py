@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 import pytest
+
 from support.log import log_events
 from support.messages import turns
 from support.processes import Spawn, program, release_together

@@ -36,10 +36,9 @@ from pathlib import Path
 
 import pytest
 
-from transcripts import TranscriptStore
-
 from support.crash import Ledger, start_writer
 from support.processes import Child, Spawn
+from transcripts import TranscriptStore
 
 pytestmark = pytest.mark.slow
 

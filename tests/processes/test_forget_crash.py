@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-from transcripts import TranscriptStore
 
 from support.processes import Spawn
+from transcripts import TranscriptStore
 
 RUNS = int(os.environ.get("TRANSCRIPTS_CRASH_RUNS", "1")) * 6
 MESSAGES = 60

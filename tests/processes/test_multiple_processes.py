@@ -15,6 +15,7 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+
 from support.backends import DURABLE_BACKENDS
 from support.messages import turns, without_id
 from support.processes import Spawn, program, release_together

@@ -35,11 +35,10 @@ from pathlib import Path
 
 import pytest
 
-from transcripts import TranscriptStore
-
 from support.crash import Ledger, start_writer
 from support.processes import Spawn
 from support.rows import log_rows
+from transcripts import TranscriptStore
 
 pytestmark = pytest.mark.slow
 

@@ -13,6 +13,7 @@ import os
 import signal
 
 import pytest
+
 from support.log import fold_of, write_behind_the_views
 from support.messages import summary, turns
 from support.processes import Spawn, program

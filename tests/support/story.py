@@ -9,10 +9,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from transcripts import TranscriptStore
-
 from support.corpus import DATA, SESSION_IDS
 from support.messages import TRIP, turns
+from transcripts import TranscriptStore
 
 MARKUP: dict[str, Any] = json.loads((DATA / "hostile_markup.json").read_text("utf-8"))
 PAYLOADS: dict[str, str] = MARKUP["payloads"]

@@ -1,7 +1,7 @@
 """The stored views in memory, as far as the projector reads them: the port it loads sessions,
-active lists and rewind marks through (`ViewState`), and `write`, which stores a segment's changes as the SQL
-views do (and keeps which messages a compaction superseded). Not a mock of the projector:
-the unit tests run the real one against it."""
+active lists and rewind marks through (`ViewState`), and `write`, which stores a segment's
+changes as the SQL views do (and keeps which messages a compaction superseded). Not a mock
+of the projector: the unit tests run the real one against it."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone, UTC
+from datetime import UTC, datetime
 from uuid import uuid4
 
 import pytest
@@ -58,7 +58,9 @@ def test_timestamps_revive_as_timezone_aware_datetimes() -> None:
     assert isinstance(revived, datetime) and revived.tzinfo is not None
 
 
-def test_top_level_uuids_round_trip_in_the_library_format(library_transcoder: JSONTranscoder) -> None:
+def test_top_level_uuids_round_trip_in_the_library_format(
+    library_transcoder: JSONTranscoder,
+) -> None:
     state = {"originator_id": uuid4()}
     encoded = OrjsonTranscoder().encode(state)
     assert OrjsonTranscoder().decode(encoded) == state

@@ -3,19 +3,18 @@ listed the ids, is upcast as it is read (`domain/committed.py`)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone, UTC
+from datetime import UTC, datetime
 from uuid import uuid4
 
 import orjson
 import pytest
 from eventsourcing.persistence import Mapper, StoredEvent
 
+from support.events import collect, commit, replay, start
+from support.messages import TRIP, summary
 from transcripts.adapters.storage.codec import OrjsonTranscoder
 from transcripts.domain.committed import superseded_ids, upcast_v1_v2
 from transcripts.domain.transcript import Transcript
-
-from support.events import collect, commit, replay, start
-from support.messages import TRIP, summary
 
 AT = {"_type_": "datetime_iso", "_data_": "2026-03-01T12:30:15.123456+00:00"}
 

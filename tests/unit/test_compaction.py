@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from support.messages import TRIP, summary
 from transcripts.domain.compaction import (
     INVALID_REPLACEMENT,
     ORPHANED_TOOL_RESULT,
@@ -15,8 +16,6 @@ from transcripts.domain.compaction import (
     would_supersede,
 )
 from transcripts.domain.messages import content_hash, split_id
-
-from support.messages import TRIP, summary
 
 SNAPSHOT = [message["id"] for message in TRIP]  # m1 … m6
 HASHES = {message_id: content_hash(content) for message_id, content in map(split_id, TRIP)}

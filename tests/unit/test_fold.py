@@ -8,11 +8,10 @@ import dataclasses
 
 import pytest
 
-from transcripts.domain.transcript import Transcript
-from transcripts.projections.fold import SessionFold
-
 from support.events import collect, commit, start
 from support.messages import TRIP, summary
+from transcripts.domain.transcript import Transcript
+from transcripts.projections.fold import SessionFold
 
 
 @pytest.fixture
@@ -210,7 +209,9 @@ def test_a_compaction_that_cannot_be_applied_whole_is_left_out_whole(
     fold = SessionFold.of_readable([*events[:7], damaged])
     before = SessionFold.of(events[:7])
     assert (fold.history(), fold.active_ids, fold.compactions) == (
-        before.history(), before.active_ids, []
+        before.history(),
+        before.active_ids,
+        [],
     )
 
 

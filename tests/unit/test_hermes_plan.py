@@ -8,6 +8,7 @@ rows; a rewind hides the last live rows."""
 
 from __future__ import annotations
 
+from support.hermes import MERGED, SUMMARY, HermesHistory, replayed
 from transcripts.adapters.importers.hermes.plan import (
     Append,
     Compact,
@@ -18,8 +19,6 @@ from transcripts.adapters.importers.hermes.plan import (
     plan_session,
     row_ranges,
 )
-
-from support.hermes import MERGED, SUMMARY, HermesHistory, replayed
 
 CALL = '[{"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]'
 

@@ -11,10 +11,9 @@ import json
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from support.hermes import HermesHistory, replayed
 from transcripts.adapters.importers.hermes.plan import Rewind, message_id, plan_session
 from transcripts.adapters.importers.hermes.steps import Compact
-
-from support.hermes import HermesHistory, replayed
 
 Operation = tuple[str, int, int, bool]
 

@@ -17,11 +17,20 @@ NOT_PACKAGE = {"tests", "benchmarks", "build", "docs", "examples", "site"}
 IO = {"sqlite3", "orjson", "click", "rich", "psycopg", "psycopg_pool", "platformdirs"}
 OUTER_LAYERS = {"adapters", "application", "config", "projections", "integrations"}
 BACKENDS = sorted(
-    path.name for path in (ROOT / "adapters" / "storage").iterdir() if (path / "backend.py").exists()
+    path.name
+    for path in (ROOT / "adapters" / "storage").iterdir()
+    if (path / "backend.py").exists()
 )
 # The roles that must keep to the public API (the package's `__init__`), the pure domain,
 # the settings, and their own role's modules.
-PUBLIC_API_USERS = ["adapters/cli", "adapters/importers", "adapters/exporters", "adapters/web", "adapters/migration.py", "integrations"]
+PUBLIC_API_USERS = [
+    "adapters/cli",
+    "adapters/importers",
+    "adapters/exporters",
+    "adapters/web",
+    "adapters/migration.py",
+    "integrations",
+]
 INTERNALS = {"application", "projections", "adapters.storage"}
 LIBRARIES = {"eventsourcing", "sqlite3", "psycopg"}  # the storage internals' own
 MAX_MODULE_LINES = 400
@@ -55,7 +64,9 @@ def imported_modules(path: Path) -> set[str]:
 
 
 def inside(module: str, *prefixes: str) -> bool:
-    return any(module == f"transcripts.{p}" or module.startswith(f"transcripts.{p}.") for p in prefixes)
+    return any(
+        module == f"transcripts.{p}" or module.startswith(f"transcripts.{p}.") for p in prefixes
+    )
 
 
 def top(module: str) -> str:
@@ -64,7 +75,9 @@ def top(module: str) -> str:
 
 
 def test_every_subpackage_is_listed_in_pyproject() -> None:
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
     found = {
         "transcripts" + "".join(f".{part}" for part in init.parent.relative_to(ROOT).parts)
         for init in ROOT.glob("**/__init__.py")
@@ -117,7 +130,8 @@ def test_the_command_line_importers_exporters_migration_and_integrations_use_the
         name
         for name in imported_modules(file)
         if inside(name, *INTERNALS)
-        or name.split(".")[0] in LIBRARIES and "importers/hermes" not in str(file)
+        or name.split(".")[0] in LIBRARIES
+        and "importers/hermes" not in str(file)
     ]
     assert reached == [], "use `transcripts` (its __all__), the domain, or your own role"
 
@@ -128,7 +142,11 @@ def test_the_library_s_private_internals_are_used_in_one_module_only() -> None:
         for node in ast.walk(ast.parse(path.read_text())):
             if (
                 isinstance(node, ast.Attribute)
-                and (node.attr.startswith("_") and not node.attr.startswith("__") or node.attr == "__wrapped__")
+                and (
+                    node.attr.startswith("_")
+                    and not node.attr.startswith("__")
+                    or node.attr == "__wrapped__"
+                )
                 and not (isinstance(node.value, ast.Name) and node.value.id in {"self", "cls"})
             ):
                 users.append(f"{path.relative_to(ROOT)}: .{node.attr}")
@@ -140,7 +158,8 @@ def test_sql_lives_only_in_the_storage_adapters_and_the_hermes_reader() -> None:
     outside = [
         path.relative_to(ROOT)
         for path in package_files(".")
-        if "sqlite3" in imported_modules(path) and not any(place in path.parents for place in allowed)
+        if "sqlite3" in imported_modules(path)
+        and not any(place in path.parents for place in allowed)
     ]
     assert outside == []
 
@@ -151,11 +170,16 @@ def test_every_module_is_small(file: Path) -> None:
 
 
 def test_the_package_passes_the_linter_and_the_formatter() -> None:
-    sources = [str(ROOT / name) for name in ("domain", "projections", "adapters", "application", "integrations")]
+    sources = [
+        str(ROOT / name)
+        for name in ("domain", "projections", "adapters", "application", "integrations")
+    ]
     sources += [str(path) for path in ROOT.glob("*.py")]
     ruff = [sys.executable, "-m", "ruff"]
     config = ["--config", str(ROOT / "pyproject.toml")]
     lint = subprocess.run([*ruff, "check", *config, *sources], capture_output=True, text=True)
     assert lint.returncode == 0, lint.stdout
-    form = subprocess.run([*ruff, "format", "--check", *config, *sources], capture_output=True, text=True)
+    form = subprocess.run(
+        [*ruff, "format", "--check", *config, *sources], capture_output=True, text=True
+    )
     assert form.returncode == 0, form.stdout

@@ -10,6 +10,9 @@ import dataclasses
 
 import pytest
 
+from support.events import collect, commit, entries, start
+from support.messages import TRIP, summary, turns
+from support.views import MemoryViews
 from transcripts.domain.transcript import Transcript, transcript_id
 from transcripts.projections.entries import segments
 from transcripts.projections.projector import LogEntry, Projector
@@ -21,10 +24,6 @@ from transcripts.projections.rows import (
     Supersession,
     ViewChanges,
 )
-
-from support.events import collect, commit, entries, start
-from support.messages import TRIP, summary, turns
-from support.views import MemoryViews
 
 TRIP_ID = transcript_id("trip").hex
 
@@ -212,7 +211,11 @@ def test_a_rewind_in_the_batch_of_the_appends_marks_their_pending_rows_and_count
     trip.rewind(["m5", "m6"], reason="undo")
     changes = project(views, entries(collect(trip)))
     marks = {h.message_id: (h.active, h.rewound_version) for h in changes.history_inserts.values()}
-    assert marks == {**{f"m{i}": (True, None) for i in range(1, 5)}, "m5": (False, 8), "m6": (False, 8)}
+    assert marks == {
+        **{f"m{i}": (True, None) for i in range(1, 5)},
+        "m5": (False, 8),
+        "m6": (False, 8),
+    }
     assert changes.marks == {} and active_ids(views) == ["m1", "m2", "m3", "m4"]
     row = changes.sessions[TRIP_ID]
     assert (row.message_count, row.active_count, row.rewound_count) == (6, 4, 2)

@@ -8,6 +8,9 @@ from typing import Any
 import pytest
 from eventsourcing.persistence import Mapper
 
+from support.events import collect, commit, replay, start
+from support.messages import TRIP, summary, tool_call, tool_exchange, tool_result, turns, without_id
+from transcripts.adapters.storage.codec import OrjsonTranscoder
 from transcripts.domain.compaction import (
     CONFLICT,
     INVALID_REPLACEMENT,
@@ -21,11 +24,7 @@ from transcripts.domain.errors import (
     SessionErasedError,
     TranscriptError,
 )
-from transcripts.adapters.storage.codec import OrjsonTranscoder
 from transcripts.domain.transcript import Transcript, transcript_id
-
-from support.events import collect, commit, replay, start
-from support.messages import TRIP, summary, tool_call, tool_exchange, tool_result, turns, without_id
 
 
 def appended(messages: list[dict], session_id: str = "s") -> Transcript:

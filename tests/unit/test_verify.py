@@ -7,14 +7,13 @@ import dataclasses
 
 import pytest
 
+from support.events import collect, commit, start
+from support.messages import TRIP, summary
 from transcripts.domain.transcript import transcript_id
 from transcripts.projections.fold import SessionFold
 from transcripts.projections.rows import ActiveRow, AttemptRow, HistoryRow, SessionRow
 from transcripts.projections.verify import Problem, compare_session
 from transcripts.projections.views import SessionRows
-
-from support.events import collect, commit, start
-from support.messages import TRIP, summary
 
 
 @pytest.fixture

@@ -12,12 +12,11 @@ import pytest
 from markupsafe import escape
 from starlette.testclient import TestClient
 
+from support.rows import damage_event
+from support.story import PAYLOADS, hostile_session_ids, tell_hostile, tell_story
 from transcripts import TranscriptStore
 from transcripts.adapters.web.app import create_app
 from transcripts.adapters.web.links import ServerLinks
-
-from support.rows import damage_event
-from support.story import PAYLOADS, hostile_session_ids, tell_hostile, tell_story
 
 LINKS = ServerLinks()
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from support.messages import turns
+from support.story import mark_versions, tell_story
 from transcripts import TranscriptStore
 from transcripts.adapters.web.compaction import compaction_page
 from transcripts.adapters.web.context_timeline import read_timeline
@@ -16,9 +18,6 @@ from transcripts.adapters.web.pages import (
     session_page,
     session_summary,
 )
-
-from support.messages import turns
-from support.story import mark_versions, tell_story
 
 
 def ids(messages: list[dict]) -> list[str]:

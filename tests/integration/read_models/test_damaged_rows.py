@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+
 from support.log import fold_of
 from support.messages import summary, turns
 from support.rows import query

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from transcripts import SessionNotFoundError, TranscriptError, TranscriptStore
 from transcripts.domain.errors import MessageNotFoundError
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from support.log import write_behind_the_views
 from transcripts import TranscriptStore
 from transcripts.projections.projector import Projector
-
-from support.log import write_behind_the_views
 
 VIEWS = ["active_messages", "message_history", "compaction_attempts", "sessions"]
 INDEX = "message_search"  # versioned with the history it indexes

@@ -10,11 +10,11 @@ import sqlite3
 from collections.abc import Callable
 
 import pytest
-from transcripts import StorageError, TranscriptStore
-from transcripts.domain.transcript import transcript_id
 
 from support.log import append_behind_the_views, expected_summary, fold_of
 from support.rows import connect, head, tracked
+from transcripts import StorageError, TranscriptStore
+from transcripts.domain.transcript import transcript_id
 
 SICK, WELL = "sick", "well"
 

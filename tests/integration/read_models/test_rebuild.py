@@ -9,18 +9,21 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 import pytest
-from transcripts import TranscriptStore
-from transcripts.projections.projector import Projector
 
 from support.log import expected_summary, fold_of, write_behind_the_views
 from support.reads import everything
 from support.rows import connect, head, raw_rows, row_counts, tracked
+from transcripts import TranscriptStore
+from transcripts.projections.projector import Projector
 
 
 class DropsAssistantMessages(Projector):
     """Bug: never writes assistant messages to message_history."""
 
-    VERSIONS: ClassVar[dict[str, int]] = {**Projector.VERSIONS, "message_history": Projector.VERSIONS["message_history"] + 1}
+    VERSIONS: ClassVar[dict[str, int]] = {
+        **Projector.VERSIONS,
+        "message_history": Projector.VERSIONS["message_history"] + 1,
+    }
 
     def _add_history(self, row: Any, message: dict, event: Any, added_by: str | None) -> None:
         if message["role"] != "assistant":
@@ -30,7 +33,10 @@ class DropsAssistantMessages(Projector):
 class CorruptsTheRole(Projector):
     """Bug: stores assistant messages of the history as user messages (column and JSON)."""
 
-    VERSIONS: ClassVar[dict[str, int]] = {**Projector.VERSIONS, "message_history": Projector.VERSIONS["message_history"] + 1}
+    VERSIONS: ClassVar[dict[str, int]] = {
+        **Projector.VERSIONS,
+        "message_history": Projector.VERSIONS["message_history"] + 1,
+    }
 
     def _add_history(self, row: Any, message: dict, event: Any, added_by: str | None) -> None:
         if message["role"] == "assistant":
@@ -42,7 +48,10 @@ class CorruptsTheRoleColumn(Projector):
     """Bug: the role column says "user" for assistant messages (the JSON is right), in
     message_history and so in active_messages. Users filter on this column with plain SQL."""
 
-    VERSIONS: ClassVar[dict[str, int]] = {**Projector.VERSIONS, "active_messages": Projector.VERSIONS["active_messages"] + 1}
+    VERSIONS: ClassVar[dict[str, int]] = {
+        **Projector.VERSIONS,
+        "active_messages": Projector.VERSIONS["active_messages"] + 1,
+    }
 
     def _add_history(self, row: Any, message: dict, event: Any, added_by: str | None) -> None:
         super()._add_history(row, message, event, added_by)

@@ -6,10 +6,10 @@ active message's row changed by hand is a problem of both views."""
 from __future__ import annotations
 
 import pytest
-from transcripts import TranscriptStore
-from transcripts.domain.id_index import id_key
 
 from support.rows import connect, query, raw_rows, stream_key
+from transcripts import TranscriptStore
+from transcripts.domain.id_index import id_key
 
 # What is done to the views of the `fill` store by hand, and the problems verify must report
 # for it: (session, view, kind, key), one or a list.
@@ -176,7 +176,9 @@ def test_a_view_row_changed_by_hand_is_reported_by_verify_and_repaired_by_a_rebu
         assert store.verify_projections().ok
         right = raw_rows(sqlite_url)
         ids = compaction_ids(store)
-        expected = [(session, view, kind, ids.get(key, key)) for session, view, kind, key in expected]
+        expected = [
+            (session, view, kind, ids.get(key, key)) for session, view, kind, key in expected
+        ]
         with connect(sqlite_url) as db:
             for statement in statements:
                 db.execute(statement)

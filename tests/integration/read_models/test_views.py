@@ -9,10 +9,10 @@ import threading
 from collections.abc import Callable
 
 import pytest
-from transcripts import TranscriptStore
 
 from support.log import expected_summary, fold_of, write_behind_the_views
 from support.rows import VIEW_TABLES, connect, head, raw_rows, row_counts, tracked
+from transcripts import TranscriptStore
 
 # The public schema of issue 3 (columns users may rely on in plain SQL).
 PUBLIC_COLUMNS = {

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from transcripts import SessionErasedError, SessionNotFoundError, TranscriptStore
 
 from support.log import expected_summary, fold_of
 from support.messages import tool_exchange
 from support.reads import everything
 from support.rows import raw_rows
+from transcripts import SessionErasedError, SessionNotFoundError, TranscriptStore
 
 EXAMPLES = int(os.environ.get("VIEWS_PROPERTY_EXAMPLES", "60"))  # raise it to search longer
 SESSIONS = ("s0", "s1", "s2")
@@ -235,7 +235,8 @@ class Run:
     def invalid_replacement(self, session_id: str, model: SessionModel) -> None:
         attempt = self.store.begin_compaction(session_id)
         result = self.store.commit_compaction(
-            attempt, [{"id": "new", "role": "user", "content": "x"}] * 2  # a new id twice
+            attempt,
+            [{"id": "new", "role": "user", "content": "x"}] * 2,  # a new id twice
         )
         self.failed(session_id, model, result, "invalid_replacement")
 

@@ -14,6 +14,7 @@ import sys
 from agents import Agent, Runner
 from agents.testing import ScriptedModel, assistant_message
 from parent import say
+
 from transcripts.integrations.openai_agents import TranscriptSession
 
 

@@ -18,8 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: `support
 
 from parent import say  # noqa: E402
 from pydantic_ai.models.function import FunctionModel  # noqa: E402
-from support.pydantic_agent import agent, comparable, reply  # noqa: E402
 
+from support.pydantic_agent import agent, comparable, reply  # noqa: E402
 from transcripts.integrations.pydantic_ai import TranscriptConversationStore  # noqa: E402
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import agents
+
 from transcripts.integrations.openai_agents import TranscriptSession as Session
 
 
