@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import gc
+import multiprocessing
 import os
 import platform
 import pstats
@@ -42,6 +43,43 @@ Samples = dict[str, list[list[float]]]  # per variant, per round, the seconds of
 NOISY_IQR = 0.25  # per-round ratios whose interquartile range is wider than this: say so
 DEFAULT_SERVER = "postgresql://postgres@127.0.0.1:5432/postgres"
 SERVER_VARIABLE = "TRANSCRIPTS_TEST_POSTGRES_URL"
+
+
+# -- writer processes -----------------------------------------------------------------------
+
+
+@dataclass
+class WriterProcesses:
+    """Processes (spawned) each running `target(url, "writer-I", variant, barrier, seconds,
+    results)`: waiting at `barrier` until the parent passes it too, then putting one result
+    on `results`."""
+
+    barrier: Any
+    results: Any
+    processes: list[Any]
+
+    @classmethod
+    def start(
+        cls, target: Callable[..., None], writers: int, url: str, variant: object, seconds: float
+    ) -> WriterProcesses:
+        context = multiprocessing.get_context("spawn")
+        barrier, results = context.Barrier(writers + 1), context.Queue()
+        processes = [
+            context.Process(
+                target=target, args=(url, f"writer-{i}", variant, barrier, seconds, results)
+            )
+            for i in range(writers)
+        ]
+        for process in processes:
+            process.start()
+        return cls(barrier, results, processes)
+
+    def outcomes(self, timeout: float) -> list[Any]:
+        """Each writer's result (waiting up to `timeout` for each); the processes joined."""
+        outcomes = [self.results.get(timeout=timeout) for _ in self.processes]
+        for process in self.processes:
+            process.join()
+        return outcomes
 
 
 # -- memory ---------------------------------------------------------------------------------

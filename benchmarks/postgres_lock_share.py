@@ -25,7 +25,6 @@ write races another): what the machine allows once the lock is gone.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import sys
 import time
 from collections.abc import Iterator
@@ -79,22 +78,10 @@ def writer(
 def run(server: str, writers: int, seconds: float, locked: bool) -> tuple[float, float, float]:
     """(appends per second, all writers together; ms in a log transaction per append; share
     of append time in a log transaction)."""
-    context = mp.get_context("spawn")
     with harness.scratch_database(server) as url:
-        barrier = context.Barrier(writers + 1)
-        results = context.Queue()
-        processes = [
-            context.Process(
-                target=writer, args=(url, f"writer-{i}", locked, barrier, seconds, results)
-            )
-            for i in range(writers)
-        ]
-        for process in processes:
-            process.start()
-        barrier.wait()
-        outcomes = [results.get(timeout=seconds + 120) for _ in processes]
-        for process in processes:
-            process.join()
+        running = harness.WriterProcesses.start(writer, writers, url, locked, seconds)
+        running.barrier.wait()
+        outcomes = running.outcomes(timeout=seconds + 120)
     appends = sum(count for count, _, _ in outcomes)
     held = sum(held for _, _, held in outcomes)
     share = held / sum(spent for _, spent, _ in outcomes)

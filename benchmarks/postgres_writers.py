@@ -135,31 +135,19 @@ def waiting_for_the_lock(url: str, stop: threading.Event, samples: list[int]) ->
 
 def throughput(server: str, writers: int, seconds: float, variant: str) -> tuple[float, float]:
     """(appends per second, mean number of writers waiting for the table lock)."""
-    context = mp.get_context("spawn")
     with harness.scratch_database(server) as url:
         if variant in (ONE_STATEMENT, ONE_STATEMENT_NO_LOCK):
             lock = LOCK_STATEMENT if variant == ONE_STATEMENT else ""
             harness.execute(url, INSERT_FUNCTION.replace("{lock}", lock))
-        barrier = context.Barrier(writers + 1)
-        results = context.Queue()
-        processes = [
-            context.Process(
-                target=writer, args=(url, f"writer-{i}", variant, barrier, seconds, results)
-            )
-            for i in range(writers)
-        ]
-        for process in processes:
-            process.start()
+        running = harness.WriterProcesses.start(writer, writers, url, variant, seconds)
         samples: list[int] = []
         stop = threading.Event()
         sampler = threading.Thread(target=waiting_for_the_lock, args=(url, stop, samples))
-        barrier.wait()
+        running.barrier.wait()
         sampler.start()
-        counts = [results.get(timeout=seconds + 120) for _ in processes]
+        counts = running.outcomes(timeout=seconds + 120)
         stop.set()
         sampler.join()
-        for process in processes:
-            process.join()
     return sum(counts) / seconds, statistics.mean(samples) if samples else 0.0
 
 
