@@ -86,7 +86,9 @@ class Projector:
         # 3: rewound_version, restored_version (Rewound events); 4: position; 5: log_position
         "message_history": 5,
         "compaction_attempts": 5,  # 3, 5: Compaction{Committed,Failed} 2 (older fail); 4: metadata
-        "sessions": 6,  # 2: erased_at, 3: others' 2, 4: rewound_count, 5: state, 6: context_version
+        # 2: erased_at, 3: others' 2, 4: rewound_count, 5: state, 6: context_version; 7: the
+        # views' tracked mark in the log's order (PostgreSQL: its own table, see the dialect)
+        "sessions": 7,
     }
 
     def __init__(self, state: ViewState) -> None:

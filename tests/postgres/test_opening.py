@@ -13,6 +13,7 @@ from transcripts import StorageError, TranscriptStore
 
 STORE_TABLES = {
     EVENTS_TABLE,
+    "transcripts_tracking",  # the library's
     TRACKING_TABLE,
     *ORDERED_TABLES,
     "store_settings",

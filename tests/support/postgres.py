@@ -11,7 +11,7 @@ import psycopg
 from transcripts.application.storage import StoreConfig
 
 EVENTS_TABLE = "transcripts_events"
-TRACKING_TABLE = "transcripts_tracking"
+TRACKING_TABLE = "transcripts_positions"  # the views' marks (the library's: transcripts_tracking)
 
 
 def connect(url: str, **kwargs: Any) -> psycopg.Connection[Any]:

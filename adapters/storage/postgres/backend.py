@@ -141,6 +141,7 @@ class PostgresBackend(Backend):
         required = [
             recorder.events_table_name,
             dialect.tracking_table,
+            dialect.positions,
             "active_messages",
             "message_history",
             "compaction_attempts",

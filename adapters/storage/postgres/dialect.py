@@ -34,11 +34,12 @@ from weakref import WeakSet
 
 import orjson
 import psycopg
+from eventsourcing.persistence import IntegrityError
 from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from psycopg.adapt import Loader
 from psycopg.rows import tuple_row
 
-from ..sql.dialect import Dialect
+from ..sql.dialect import Dialect, Mark
 from ..sql.schema import LIVE, NEXT, REBUILD_SUFFIX, ColumnTypes
 from .read_ahead import ReadAhead
 from .transactions import PostgresLogTransaction
@@ -87,6 +88,36 @@ SSD_COSTS = "random_page_cost = 1.1"
 READ_TRANSACTION = (
     f"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET LOCAL {SSD_COSTS}"
 )
+
+
+# The log's order for the views: (the writing transaction's id, notification id). A row's
+# `xact` is its transaction's id (NULL: written before the column was added, long committed:
+# first). A reader projects only the rows of transactions older than every transaction still
+# running (`READABLE`), and tracks the last pair it projected: a row that becomes visible
+# later belongs to a transaction that was running then, so it sorts after every pair tracked,
+# even where its notification id is lower (taken before, committed after).
+LOG_ORDER = "COALESCE(xact, '0'::xid8), notification_id"
+READABLE = "(xact IS NULL OR xact < pg_snapshot_xmin(pg_current_snapshot()))"
+
+
+def log_order_statements(events_table: str) -> list[str]:
+    """The transaction id column of the log (no default while it is added: the rows already
+    stored are not rewritten), its default (the inserting transaction's id: the library's
+    INSERT, which names its columns, fills it), its index in the log's order, and the table
+    of the pairs tracked."""
+    return [
+        f"ALTER TABLE {events_table} ADD COLUMN IF NOT EXISTS xact xid8",
+        f"ALTER TABLE {events_table} ALTER COLUMN xact SET DEFAULT pg_current_xact_id()",
+        f"CREATE INDEX IF NOT EXISTS {events_table}_log_order ON {events_table} "
+        f"((COALESCE(xact, '0'::xid8)), notification_id)",
+        f"CREATE TABLE IF NOT EXISTS {positions_table(events_table)} ("
+        "application_name TEXT PRIMARY KEY, xact xid8, notification_id BIGINT NOT NULL)",
+    ]
+
+
+def positions_table(events_table: str) -> str:
+    """The table of the views' tracked places in the log's order (`Mark`)."""
+    return events_table.removesuffix("_events") + "_positions"
 
 
 def advisory_key(purpose: str, table: str) -> int:
@@ -179,6 +210,48 @@ class PostgresDialect(Dialect):
             f"SET LOCAL lock_timeout = '{lock_ms}ms'; {self._index_lock}"
         )
         self._priced: WeakSet[psycopg.Connection[Any]] = WeakSet()  # SSD_COSTS set on them
+        self.positions = positions = positions_table(events_table)
+        tracked = (
+            f"(COALESCE((SELECT xact FROM {positions} WHERE application_name = ?), '0'::xid8), "
+            f"COALESCE((SELECT notification_id FROM {positions} WHERE application_name = ?), 0))"
+        )
+        self.log_order = LOG_ORDER
+        self.log_order_back = "COALESCE(xact, '0'::xid8) DESC, notification_id DESC"
+        self.after_tracked = f"({LOG_ORDER}) > {tracked}"
+        self.readable = READABLE
+        self.mark_key = "COALESCE(xact, '0'::xid8)::text"
+        self.reflects_log = f"NOT EXISTS (SELECT 1 FROM {events_table} WHERE {self.after_tracked})"
+        self._tracked_mark = (
+            f"SELECT xact::text AS xact, notification_id FROM {positions} "
+            "WHERE application_name = ?"
+        )
+        self._track = (
+            f"INSERT INTO {positions} AS p (application_name, xact, notification_id) "
+            "VALUES (?, ?::xid8, ?) ON CONFLICT (application_name) DO UPDATE "
+            "SET xact = EXCLUDED.xact, notification_id = EXCLUDED.notification_id "
+            "WHERE (COALESCE(p.xact, '0'::xid8), p.notification_id) "
+            "< (COALESCE(EXCLUDED.xact, '0'::xid8), EXCLUDED.notification_id) "
+            "RETURNING 1 AS tracked"
+        )
+
+    def tracked_params(self, name: str) -> tuple[Any, ...]:
+        return (name, name)
+
+    def tracked_mark(self, c: QmarkCursor, name: str) -> Mark:
+        row = c.execute(self._tracked_mark, (name,), prepare=True).fetchone()
+        if row is None:
+            return None, 0
+        xact = row["xact"]
+        return (None if xact is None else int(xact)), row["notification_id"]
+
+    def track(self, c: QmarkCursor, name: str, mark: Mark) -> None:
+        xact, position = mark
+        params = (name, None if xact is None else str(xact), position)
+        if c.execute(self._track, params, prepare=True).fetchone() is None:
+            raise IntegrityError(f"{name} is at or past {mark} already")
+
+    def forget(self, c: QmarkCursor, names: Sequence[str]) -> None:
+        c.execute(f"DELETE FROM {self.positions} WHERE application_name = ANY(?)", (list(names),))
 
     @contextmanager
     def reading(self, *, snapshot: bool = True) -> Iterator[QmarkCursor]:
@@ -250,7 +323,7 @@ class PostgresDialect(Dialect):
     def create_tables(self, statements: Sequence[str]) -> None:
         self.tracker.create_table()
         with self.writing() as c:
-            for statement in statements:
+            for statement in [*log_order_statements(self.events_table), *statements]:
                 c.execute(statement)
 
     def relation_kind(self, c: QmarkCursor, name: str) -> str | None:

@@ -1,8 +1,10 @@
 """Following a PostgreSQL store's log live, with the library's subscription (LISTEN/NOTIFY).
 
-Each batch projects what has arrived, up to 1,000 events, in one transaction with its
-tracked position. Events another process projected first are skipped, so every event is
-projected exactly once, whoever projects it (followers, or queries catching up).
+A notification only says that the log has grown: each wakes a catch-up (`CatchUp`), which
+projects the entries after the tracked mark in the log's order, a batch per transaction,
+exactly once whoever projects them (followers, or queries catching up). Entries the order
+cannot take yet (their transaction is younger than one still running) are looked for again
+after a short wait, notified or not.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from eventsourcing.postgres import PostgresApplicationRecorder
 from ....application import retry
 from ....domain.errors import StorageError
 from ..sql.catch_up import BATCH_SIZE, TRACKING_NAME, CatchUp, Followed
-from ..sql.schema import LIVE
 
 ARRIVALS_WAIT = 0.1  # seconds between checks of the stop event while nothing arrives
 
@@ -55,13 +56,11 @@ class LogFollower:
             )
             forwarder.start()
             try:
+                behind = True
                 while not stop.is_set():
-                    batch = _next_batch(arrivals)
-                    if batch:
-                        count = _project_arrived(catch_up, batch, self.lock_timeout)
+                    if _arrived(arrivals) or behind:
+                        count, behind = _catch_up(catch_up, on_batch, self.lock_timeout)
                         done += count
-                        if count and on_batch is not None:
-                            on_batch(count)
                     keep_warm()
             finally:
                 subscription.stop()
@@ -69,21 +68,21 @@ class LogFollower:
         return done
 
 
-def _project_arrived(catch_up: CatchUp, batch: list[Notification], lock_timeout: float) -> int:
-    dialect = catch_up.dialect
+def _catch_up(
+    catch_up: CatchUp, on_batch: Followed | None, lock_timeout: float
+) -> tuple[int, bool]:
+    """Project what the log's order can take now, a batch at a time; return how many
+    entries, and whether the views are still behind the log (entries it cannot take yet)."""
     error: PersistenceError | None = None
+    done = 0
     for _ in retry.attempts(lock_timeout):
         try:
-            with dialect.writing() as c:
-                position = dialect.tracked(c, TRACKING_NAME)
-                entries = [
-                    catch_up.entry(n.id, n.originator_id, n.originator_version, n.topic, n.state)
-                    for n in batch
-                    if n.id > position
-                ]
-                if entries:
-                    catch_up.project(c, LIVE, TRACKING_NAME, entries)
-            return len(entries)
+            while count := catch_up.next_batch():
+                done += count
+                if on_batch is not None:
+                    on_batch(count)
+            with catch_up.dialect.reading(snapshot=False) as c:
+                return done, not catch_up.is_current(c)
         except PersistenceError as failed:  # the lock, or a lost connection: again
             error = failed
     raise StorageError(f"cannot project the views: {error}")
@@ -116,23 +115,18 @@ def _forward(
             continue
 
 
-def _next_batch(arrivals: queue.Queue[Notification | BaseException | None]) -> list[Notification]:
-    """What has arrived, up to a batch (waiting a little for the first one)."""
+def _arrived(arrivals: queue.Queue[Notification | BaseException | None]) -> bool:
+    """Whether anything arrived (waiting a little for it); every arrival is taken."""
     try:
-        first = arrivals.get(timeout=ARRIVALS_WAIT)
+        item = arrivals.get(timeout=ARRIVALS_WAIT)
     except queue.Empty:
-        return []
-    batch: list[Notification] = []
-    item: Notification | BaseException | None = first
+        return False
     while True:
         if item is None:
             raise StorageError("the subscription to the log ended")
         if isinstance(item, BaseException):
             raise StorageError(f"the subscription to the log failed: {item}") from item
-        batch.append(item)
-        if len(batch) >= BATCH_SIZE:
-            return batch
         try:
             item = arrivals.get_nowait()
         except queue.Empty:
-            return batch
+            return True

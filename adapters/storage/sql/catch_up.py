@@ -9,6 +9,7 @@ the views cannot take is quarantined on its own, so the rest of its batch lands.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,13 +24,14 @@ from ....projections.entries import LogEntry, segments
 from ....projections.projector import Projector, ViewState
 from ....projections.rows import ActiveRow, QuarantineRow, SessionRow, ViewChanges
 from ....projections.views import Progress
-from .dialect import Cursor, Dialect
+from .dialect import Cursor, Dialect, Mark
 from .rows import UNREADABLE, DamagedRow, RowReader
 from .schema import LIVE, NEXT, Tables
 from .writing import ChangeWriter
 
 TRACKING_NAME = "transcripts"  # the live views' tracked position
 BATCH_SIZE = 1000
+UNREADABLE_WAIT = 0.002  # seconds between looks for entries the log's order cannot take yet
 POLL_INTERVAL = 0.2  # seconds between polls of the log head where the database cannot notify
 
 Followed = Callable[[int], None]  # on_batch(events projected)
@@ -101,21 +103,24 @@ class CatchUp:
         self.writer = writer
         self.mapper = mapper
         self.projector = projector
+        self._tracked = dialect.tracked_params(TRACKING_NAME)
         position, events = dialect.position, dialect.events_table
-        tracked = (
-            f"COALESCE((SELECT MAX(notification_id) FROM {dialect.tracking_table} "
-            "WHERE application_name = ?), 0)"
+        after, order = dialect.after_tracked, dialect.log_order
+        self._select = (  # the entries after the tracked mark that may be projected now
+            f"SELECT {position} AS position, {dialect.mark_key} AS mark, originator_id, "
+            f"originator_version, topic, state FROM {events} "
+            f"WHERE {after} AND {dialect.readable} ORDER BY {order} LIMIT ?"
         )
-        self._select = (  # the entries after the tracked position: one statement
-            f"SELECT {position} AS position, originator_id, originator_version, topic, state "
-            f"FROM {events} WHERE {position} > {tracked} ORDER BY {position} LIMIT ?"
-        )
-        self._unprojected = (  # the same entries' places only: a write's own, usually
-            f"SELECT {position} AS position, originator_id, originator_version "
-            f"FROM {events} WHERE {position} > {tracked} ORDER BY {position} LIMIT ?"
+        self._unprojected = (  # every entry after it, places only: a write's own, usually
+            f"SELECT {position} AS position, {dialect.mark_key} AS mark, originator_id, "
+            f"originator_version FROM {events} WHERE {after} ORDER BY {order} LIMIT ?"
         )
         self._head = f"SELECT MAX({position}) AS head FROM {events}"
-        current = f"COALESCE((SELECT MAX({position}) FROM {events}), 0) <= {tracked}"
+        self._end = (  # the log's last entry, in its order
+            f"SELECT {position} AS position, {dialect.mark_key} AS mark FROM {events} "
+            f"ORDER BY {dialect.log_order_back} LIMIT 1"
+        )
+        current = dialect.reflects_log
         self._current = f"SELECT {current} AS current"  # one statement: one moment
         self._session_state = (
             f"SELECT {current} AS current, s.transcript_id, s.erased_at, s.quarantined "
@@ -136,12 +141,12 @@ class CatchUp:
 
     def is_current(self, c: Cursor) -> bool:
         """Whether the live views reflect the whole log."""
-        c.execute(self._current, (TRACKING_NAME,))
+        c.execute(self._current, self._tracked)
         return bool(c.fetchone()["current"])
 
     def session_state(self, c: Cursor, session_id: str) -> SessionState:
         """Whether the live views reflect the whole log, and what they hold of a session."""
-        c.execute(self._session_state, (TRACKING_NAME, session_id))
+        c.execute(self._session_state, (*self._tracked, session_id))
         try:
             return self._state(c.fetchone())
         except UNREADABLE as error:  # its erased_at
@@ -155,7 +160,7 @@ class CatchUp:
         the statement."""
         params = self.dialect.columns.session_params(session_id)
         state, *messages = self.dialect.read_tuples(
-            self._session_active, (TRACKING_NAME, session_id, *params)
+            self._session_active, (*self._tracked, session_id, *params)
         )
         current, readable = self.dialect.load_json(state[1])
         return bool(current), messages if readable else None
@@ -175,15 +180,24 @@ class CatchUp:
         tracking_name: str = TRACKING_NAME,
         progress: Progress | None = None,
     ) -> int:
-        """Project every entry `tables` have not seen; return how many."""
+        """Project every entry `tables` have not seen, those the log holds at the call at
+        least (waiting for the ones the log's order cannot take yet: see
+        `Dialect.readable`); return how many."""
         done = 0
         with self.dialect.reading() as c:
             total = self.head(c) - self.dialect.tracked(c, tracking_name)
+            c.execute(self._end)
+            row = c.fetchone()
+            end = (0, 0) if row is None else _order_key(_mark(row))
         while True:
             with self.dialect.writing(rebuilding=tables is NEXT) as c:
                 count = self.batch(c, tables, tracking_name)
+                reached = _order_key(self.dialect.tracked_mark(c, tracking_name)) >= end
             if not count:
-                return done
+                if reached:
+                    return done
+                time.sleep(UNREADABLE_WAIT)
+                continue
             done += count
             if progress is not None:
                 progress(min(done, total), max(total, done))
@@ -195,7 +209,8 @@ class CatchUp:
 
     def batch(self, c: Cursor, tables: Tables, tracking_name: str) -> int:
         """Project the entries after the tracked position into `tables`; return how many."""
-        c.execute(self._select, (tracking_name, BATCH_SIZE))
+        c.execute(self._select, (*self.dialect.tracked_params(tracking_name), BATCH_SIZE))
+        rows = c.fetchall()
         entries = [
             self.entry(
                 row["position"],
@@ -204,10 +219,10 @@ class CatchUp:
                 row["topic"],
                 row["state"],
             )
-            for row in c.fetchall()
+            for row in rows
         ]
         if entries:
-            self.project(c, tables, tracking_name, entries)
+            self.project(c, tables, tracking_name, entries, _mark(rows[-1]))
         return len(entries)
 
     def project_own(self, c: Cursor, events: Sequence[Transcript.Event]) -> bool:
@@ -216,7 +231,7 @@ class CatchUp:
         the log holds beyond the tracked position; else project nothing and return False."""
         if not events:
             return False
-        c.execute(self._unprojected, (TRACKING_NAME, len(events) + 1))
+        c.execute(self._unprojected, (*self._tracked, len(events) + 1))
         rows = c.fetchall()
         if len(rows) != len(events):
             return False
@@ -229,13 +244,13 @@ class CatchUp:
             if name != names[event.originator_id] or version != event.originator_version:
                 return False
             entries.append(LogEntry(row["position"], name, version, event.TOPIC, event))
-        self.project(c, LIVE, TRACKING_NAME, entries)
+        self.project(c, LIVE, TRACKING_NAME, entries, _mark(rows[-1]))
         return True
 
     def project(
-        self, c: Cursor, tables: Tables, tracking_name: str, entries: list[LogEntry]
+        self, c: Cursor, tables: Tables, tracking_name: str, entries: list[LogEntry], mark: Mark
     ) -> None:
-        """Write what `entries` do to `tables`, and track the last one's position."""
+        """Write what `entries` do to `tables`, and track `mark`, the last one's."""
         try:
             with self.dialect.pipelined(c):  # a round trip only where a result is read
                 c.execute("SAVEPOINT batch")
@@ -247,7 +262,7 @@ class CatchUp:
             for entry in entries:  # one by one, to quarantine exactly the entries at fault
                 self._project_alone(c, tables, entry)
             c.execute("RELEASE SAVEPOINT batch")
-        self.dialect.track(c, tracking_name, entries[-1].position)
+        self.dialect.track(c, tracking_name, mark)
 
     def entry(
         self, position: int, originator_id: Any, version: int, topic: str, state: Any
@@ -328,6 +343,16 @@ class CatchUp:
                     (session_id,),
                 )
         c.execute("RELEASE SAVEPOINT entry")
+
+
+def _mark(row: Any) -> Mark:
+    """The mark of an entry read from the log."""
+    key = row["mark"]
+    return (None if key is None else int(key)), row["position"]
+
+
+def _order_key(mark: Mark) -> tuple[int, int]:
+    return mark[0] or 0, mark[1]
 
 
 def _roll_back_to(c: Cursor, savepoint: str, fault: Exception) -> None:

@@ -21,6 +21,9 @@ from .. import internals
 from .schema import ColumnTypes
 
 Cursor = Any  # a DB-API cursor that takes `?` placeholders and whose rows are read by name
+# A tracked place in the log's order: the order key of the last entry (an integer; None where
+# the order is the log position alone), and that entry's log position.
+Mark = tuple[int | None, int]
 
 
 class Dialect(ABC):
@@ -34,6 +37,23 @@ class Dialect(ABC):
         self.events_table = events_table  # the library's table of stored events
         self.tracker = tracker  # the library's tracking recorder of the views
         self.tracking_table = tracking_table  # and its table
+        tracked = (
+            f"COALESCE((SELECT MAX(notification_id) FROM {tracking_table} "
+            "WHERE application_name = ?), 0)"
+        )
+        # The log's order, and the entries after a tracked mark (its name: `tracked_params`).
+        self.log_order = self.position
+        self.log_order_back = f"{self.position} DESC"  # the same, from the end
+        self.after_tracked = f"{self.position} > {tracked}"
+        self.readable = "1 = 1"  # of those, the ones a catch-up may project now
+        self.mark_key = "NULL"  # the order key `Mark` holds, selected with each entry
+        # Whether the views reflect every entry of the log (one statement: one moment).
+        head = f"COALESCE((SELECT MAX({self.position}) FROM {events_table}), 0)"
+        self.reflects_log = f"{head} <= {tracked}"
+
+    def tracked_params(self, name: str) -> tuple[Any, ...]:
+        """The parameters of `after_tracked` and `reflects_log` for the mark `name`."""
+        return (name,)
 
     @abstractmethod
     def reading(self, *, snapshot: bool = True) -> AbstractContextManager[Cursor]:
@@ -123,10 +143,23 @@ class Dialect(ABC):
     def bool_param(self, value: bool) -> Any: ...
 
     def tracked(self, c: Cursor, name: str) -> int:
-        """The last log position the views tracked under `name` reflect (0: none)."""
-        return internals.tracked_position(self.tracker, c, name)
+        """The log position of the last entry the views tracked under `name` reflect (0:
+        none)."""
+        return self.tracked_mark(c, name)[1]
 
-    def track(self, c: Cursor, name: str, position: int) -> None:
-        """Record, in the transaction of the rows it reflects, that `name` is at `position`
+    def tracked_mark(self, c: Cursor, name: str) -> Mark:
+        """The mark tracked under `name` ((None, 0): none)."""
+        return None, internals.tracked_position(self.tracker, c, name)
+
+    def track(self, c: Cursor, name: str, mark: Mark) -> None:
+        """Record, in the transaction of the rows it reflects, that `name` is at `mark`
         (the library's IntegrityError if it is there already: exactly once)."""
-        internals.track(self.tracker, c, name, position)
+        internals.track(self.tracker, c, name, mark[1])
+
+    def forget(self, c: Cursor, names: Sequence[str]) -> None:
+        """Remove the marks tracked under `names`."""
+        c.execute(
+            f"DELETE FROM {self.tracking_table} WHERE application_name IN "
+            f"({', '.join('?' for _ in names)})",
+            tuple(names),
+        )

@@ -58,10 +58,7 @@ class Rebuild:
                 *self.search.statements(NEXT),
             ]:
                 c.execute(statement)
-            c.execute(
-                f"DELETE FROM {self.dialect.tracking_table} WHERE application_name = ?",
-                (REBUILD_TRACKING_NAME,),
-            )
+            self.dialect.forget(c, [REBUILD_TRACKING_NAME])
         try:
             done = self.catch_up.run(NEXT, REBUILD_TRACKING_NAME, progress)
             with self.dialect.writing(rebuilding=True) as c:  # writers wait: the rest, the swap
@@ -106,7 +103,7 @@ class Rebuild:
         done = 0
         while count := self.catch_up.batch(c, NEXT, REBUILD_TRACKING_NAME):
             done += count
-        position = self.dialect.tracked(c, REBUILD_TRACKING_NAME)
+        mark = self.dialect.tracked_mark(c, REBUILD_TRACKING_NAME)
         self.dialect.lock_index(c)  # a catch-up of the index swapped out ends first
         user_indexes = self.dialect.user_indexes(c, LIVE.names())  # made again on the new tables
         live_tables = [*LIVE.names(), *self.search.tables(LIVE)]
@@ -119,12 +116,10 @@ class Rebuild:
         self.search.after_swap(c)
         for statement in user_indexes:
             c.execute(statement)
-        c.execute(  # the swapped-in search index is empty: the next search fills it
-            f"DELETE FROM {self.dialect.tracking_table} WHERE application_name IN (?, ?, ?)",
-            (TRACKING_NAME, REBUILD_TRACKING_NAME, SEARCH_TRACKING_NAME),
-        )
-        if position:
-            self.dialect.track(c, TRACKING_NAME, position)
+        # The swapped-in search index is empty: the next search fills it.
+        self.dialect.forget(c, [TRACKING_NAME, REBUILD_TRACKING_NAME, SEARCH_TRACKING_NAME])
+        if mark[1]:
+            self.dialect.track(c, TRACKING_NAME, mark)
         self.writer.versions(c, self.projector.VERSIONS)
         return done
 

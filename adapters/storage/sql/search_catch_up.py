@@ -66,5 +66,5 @@ class SearchCatchUp:
         first = c.fetchone()["next"]
         last = views if first is None else min(views, first + POSITIONS_PER_BATCH - 1)
         count = 0 if first is None or first > last else self.index.index(c, LIVE, first, last)
-        self.dialect.track(c, SEARCH_TRACKING_NAME, last)
+        self.dialect.track(c, SEARCH_TRACKING_NAME, (None, last))
         return count, last, views

@@ -1,0 +1,111 @@
+"""The views' order of the log on PostgreSQL: writers whose commits come out of the order of
+their notification ids, and readers that ran in between."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from conftest import PostgresServer
+
+from support.postgres import EVENTS_TABLE, connect, sql
+from support.rows import tracked
+from transcripts import TranscriptStore
+
+INSERT = (
+    f"INSERT INTO {EVENTS_TABLE} (originator_id, originator_version, topic, state) "
+    "VALUES (%s, %s, %s, %s)"
+)
+
+
+def stored_events(server: PostgresServer) -> list[tuple[Any, ...]]:
+    """The events of two sessions, "a" and "b", each started and given one message: both
+    Started events first, then a's message, then b's."""
+    source = server.database()
+    with TranscriptStore.open(source) as store:
+        store.start("a")
+        store.start("b")
+        store.append("a", [{"id": "m-a", "role": "user", "content": "from a"}])
+        store.append("b", [{"id": "m-b", "role": "user", "content": "from b"}])
+    return sql(
+        source,
+        f"SELECT originator_id, originator_version, topic, state FROM {EVENTS_TABLE} "
+        "ORDER BY notification_id",
+    )
+
+
+def contents(store: TranscriptStore, session_id: str) -> list[Any]:
+    return [message["content"] for message in store.active(session_id)]
+
+
+def test_a_write_that_took_the_lower_notification_id_but_committed_second_is_projected_once(
+    postgres_url: str, postgres_server: PostgresServer
+) -> None:
+    started_a, started_b, message_a, message_b = stored_events(postgres_server)
+    with TranscriptStore.open(postgres_url) as store:
+        with connect(postgres_url) as writer:
+            writer.execute(INSERT, started_a)
+            writer.execute(INSERT, started_b)
+        store.catch_up_projections()
+        with connect(postgres_url) as first, connect(postgres_url) as second:
+            first.execute("BEGIN")
+            first.execute(INSERT, message_a)  # the lower notification id
+            second.execute("BEGIN")
+            second.execute(INSERT, message_b)
+            second.execute("COMMIT")  # the higher one, committed first
+            ids = sql(postgres_url, f"SELECT notification_id FROM {EVENTS_TABLE}")
+            assert len(ids) == 3  # b's message is visible, a's is not yet
+
+            with store.following_projections():  # a follower, in between
+                time.sleep(0.5)
+            assert tracked(postgres_url) == 2  # b's message waits for a's transaction
+
+            first.execute("COMMIT")
+        assert store.catch_up_projections() == 2
+        assert contents(store, "a") == ["from a"]
+        assert contents(store, "b") == ["from b"]
+        assert [len(store.history(session)) for session in ("a", "b")] == [1, 1]
+        assert store.verify_projections().ok
+        with store.following_projections():  # and a follower after: nothing twice
+            time.sleep(0.3)
+        assert contents(store, "a") == ["from a"]
+        assert store.verify_projections().ok
+
+
+def test_a_read_waits_for_a_transaction_that_took_a_lower_notification_id_to_end(
+    postgres_url: str, postgres_server: PostgresServer
+) -> None:
+    started_a, started_b, message_a, message_b = stored_events(postgres_server)
+    with TranscriptStore.open(postgres_url) as store:
+        with connect(postgres_url) as writer:
+            writer.execute(INSERT, started_a)
+            writer.execute(INSERT, started_b)
+        read: list[Any] = []
+        with connect(postgres_url) as first, connect(postgres_url) as second:
+            first.execute("BEGIN")
+            first.execute(INSERT, message_a)
+            second.execute(INSERT, message_b)  # committed on its own
+            reader = threading.Thread(target=lambda: read.append(contents(store, "b")))
+            reader.start()
+            reader.join(0.5)
+            assert reader.is_alive()  # b's message is stored: the read does not answer without it
+            first.execute("COMMIT")
+        reader.join(10)
+        assert read == [["from b"]]
+        assert contents(store, "a") == ["from a"]
+        assert store.verify_projections().ok
+
+
+def test_a_log_of_an_older_release_is_ordered_before_every_new_event(
+    postgres_url: str,
+) -> None:
+    with TranscriptStore.open(postgres_url) as store:
+        store.start("s")
+        store.append("s", [{"id": "m1", "role": "user", "content": "one"}])
+    with connect(postgres_url) as connection:
+        connection.execute(f"UPDATE {EVENTS_TABLE} SET xact = NULL")  # as an older log's rows
+    with TranscriptStore.open(postgres_url) as store:
+        store.append("s", [{"id": "m2", "role": "user", "content": "two"}])
+        store.rebuild_projections()
+        assert [message["content"] for message in store.active("s")] == ["one", "two"]
