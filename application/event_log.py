@@ -230,7 +230,7 @@ class TranscriptLog(Resuming):
         """`replayed`: `transcript` was replayed from the log for this attempt."""
         ran = False
         try:
-            with self.backend.writing(self) as tx:
+            with self.backend.writing(self, aggregate_id) as tx:
                 tx.read_ahead(aggregate_id, after=forward_from(transcript))
                 if self.views is not None:
                     self.views.read_ahead(tx, aggregate_id.hex)

@@ -194,9 +194,13 @@ class Backend(ABC):
         """The views of the store, created if new, kept up to date from the log."""
 
     @abstractmethod
-    def writing(self, log: Application[UUID]) -> AbstractContextManager[LogTransaction]:
+    def writing(
+        self, log: Application[UUID], stream: UUID | None = None
+    ) -> AbstractContextManager[LogTransaction]:
         """A write transaction on the log that holds the store's write lock from its start,
-        committed at the end. Writers of every process take the lock in turn."""
+        committed at the end. Writers of every process take the lock in turn. `stream`: the
+        one stream the transaction writes, whose lock alone it may hold (writers of other
+        streams then go on beside it)."""
 
     @abstractmethod
     def read_index(

@@ -174,9 +174,9 @@ class CountingBackend:
         return getattr(self.backend, name)
 
     @contextmanager
-    def writing(self, log: Any) -> Iterator[Any]:
+    def writing(self, log: Any, stream: Any = None) -> Iterator[Any]:
         self.transactions += 1
-        with self.backend.writing(log) as transaction:
+        with self.backend.writing(log, stream) as transaction:
             yield transaction
 
 

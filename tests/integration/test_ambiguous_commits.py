@@ -36,8 +36,8 @@ class CommitsThenFails:
         return getattr(self.backend, name)
 
     @contextmanager
-    def writing(self, log: Any) -> Iterator[Any]:
-        with self.backend.writing(log) as tx:
+    def writing(self, log: Any, stream: Any = None) -> Iterator[Any]:
+        with self.backend.writing(log, stream) as tx:
             yield tx
         if self.times:  # committed: now the connection "drops"
             self.times -= 1

@@ -12,6 +12,7 @@ from conftest import PostgresServer
 from support.postgres import EVENTS_TABLE, connect, sql
 from support.rows import tracked
 from transcripts import TranscriptStore
+from transcripts.domain.transcript import transcript_id
 
 INSERT = (
     f"INSERT INTO {EVENTS_TABLE} (originator_id, originator_version, topic, state) "
@@ -109,3 +110,41 @@ def test_a_log_of_an_older_release_is_ordered_before_every_new_event(
         store.append("s", [{"id": "m2", "role": "user", "content": "two"}])
         store.rebuild_projections()
         assert [message["content"] for message in store.active("s")] == ["one", "two"]
+
+
+def held_write(store: TranscriptStore, session_id: str) -> Any:
+    """A write transaction of the session's stream, as an append opens it (to hold open)."""
+    return store.config.backend.writing(store._log, transcript_id(session_id))  # noqa: SLF001
+
+
+def appended_in_thread(store: TranscriptStore, session_id: str) -> threading.Thread:
+    thread = threading.Thread(
+        target=store.append, args=(session_id, [{"role": "user", "content": "x"}])
+    )
+    thread.start()
+    return thread
+
+
+def test_writers_of_different_sessions_do_not_wait_for_each_other(postgres_url: str) -> None:
+    with TranscriptStore.open(postgres_url) as store, TranscriptStore.open(postgres_url) as other:
+        store.start("a")
+        store.start("b")
+        with held_write(store, "a") as tx:
+            tx.index_state(transcript_id("a"))  # the transaction has begun, its lock held
+            writer = appended_in_thread(other, "b")
+            writer.join(10)
+            assert not writer.is_alive()
+        assert [message["content"] for message in other.active("b")] == ["x"]
+
+
+def test_writers_of_one_session_take_turns(postgres_url: str) -> None:
+    with TranscriptStore.open(postgres_url) as store, TranscriptStore.open(postgres_url) as other:
+        store.start("a")
+        with held_write(store, "a") as tx:
+            tx.index_state(transcript_id("a"))
+            writer = appended_in_thread(other, "a")
+            writer.join(0.5)
+            assert writer.is_alive()  # waiting for the session's lock
+        writer.join(10)
+        assert not writer.is_alive()
+        assert [message["content"] for message in store.active("a")] == ["x"]

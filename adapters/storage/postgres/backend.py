@@ -164,10 +164,15 @@ class PostgresBackend(Backend):
         self._index(log)
         return views
 
-    def writing(self, log: Application[UUID]) -> AbstractContextManager[PostgresLogTransaction]:
+    def writing(
+        self, log: Application[UUID], stream: UUID | None = None
+    ) -> AbstractContextManager[PostgresLogTransaction]:
         assert isinstance(log.recorder, PostgresApplicationRecorder)
         return log_transaction(
-            log.recorder, self._index(log), durable=log.env.get(SYNCHRONOUS_COMMIT) != "off"
+            log.recorder,
+            self._index(log),
+            durable=log.env.get(SYNCHRONOUS_COMMIT) != "off",
+            stream=stream,
         )
 
     def read_index(

@@ -1,7 +1,9 @@
 """The views' SQL on PostgreSQL: the same tables and columns as on SQLite, beside the log.
 
-The log is the library's `transcripts_events` (positions are `notification_id`s), tracked
-positions are in the library's `transcripts_tracking`.
+The log is the library's `transcripts_events` (positions are `notification_id`s). Writers
+of different sessions commit out of the order of their positions: the views read the log in
+(transaction id, notification id) order (`LOG_ORDER`), below a mark no row that commits later
+can sort under (`readable_below`), and track the last pair in `transcripts_positions`.
 
 - A view transaction takes a transaction-level advisory lock first (keyed by the events
   table), so that one process at a time projects, and commits with
@@ -25,7 +27,7 @@ positions are in the library's `transcripts_tracking`.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -92,12 +94,77 @@ READ_TRANSACTION = (
 
 # The log's order for the views: (the writing transaction's id, notification id). A row's
 # `xact` is its transaction's id (NULL: written before the column was added, long committed:
-# first). A reader projects only the rows of transactions older than every transaction still
-# running (`READABLE`), and tracks the last pair it projected: a row that becomes visible
-# later belongs to a transaction that was running then, so it sorts after every pair tracked,
-# even where its notification id is lower (taken before, committed after).
+# first). A reader projects only the rows below a mark (`readable_below`) and tracks the last
+# pair it projected: a row that becomes visible later belongs to a transaction at or above
+# the mark, so it sorts after every pair tracked, even where its notification id is lower
+# (taken before, committed after).
 LOG_ORDER = "COALESCE(xact, '0'::xid8), notification_id"
-READABLE = "(xact IS NULL OR xact < pg_snapshot_xmin(pg_current_snapshot()))"
+WRITE_MODES = (
+    "('RowExclusiveLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock')"
+)
+
+
+def _writes_log(events_table: str) -> str:
+    """Whether a row `r` of `pg_locks` is a write lock on the log's table, granted."""
+    return (
+        f"r.locktype = 'relation' AND r.relation = '{events_table}'::regclass "
+        "AND r.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+        f"AND r.granted AND r.pid IS NOT NULL AND r.mode IN {WRITE_MODES}"
+    )
+
+
+def _not_writing(events_table: str) -> str:
+    """The ids (their low 32 bits, as `pg_locks` shows them) of the transactions running at
+    the read of the locks (`locks`) that hold no write lock on the log's table."""
+    return (
+        "SELECT t.transactionid::text::bigint FROM locks t WHERE t.locktype = 'transactionid' "
+        "AND t.mode = 'ExclusiveLock' AND t.granted AND t.pid IS NOT NULL "
+        f"AND t.pid NOT IN (SELECT r.pid FROM locks r WHERE {_writes_log(events_table)})"
+    )
+
+
+_LOCKS = (  # one read of the lock table, after the statement's snapshot was taken
+    "WITH locks AS MATERIALIZED (SELECT locktype, database, relation, mode, granted, pid, "
+    "transactionid FROM pg_locks), snapshot AS (SELECT pg_current_snapshot() AS s) "
+)
+_LOW = "mod(x::text::bigint, 4294967296)"  # an xid8's low 32 bits, as pg_locks shows ids
+
+
+def readable_below(events_table: str) -> str:
+    """The mark below which every row that will ever be in the log is visible to the
+    statement's snapshot, computed in that statement: the oldest of the snapshot's running
+    transactions that may write the log, else the snapshot's xmax.
+
+    Every writer of the log locks its table (a write mode) before its transaction takes an
+    id (the store's writers do so first thing; the library's take its table lock), so a
+    transaction running at the snapshot that may write the log either holds that lock when
+    `pg_locks` is read (later, in the same statement), or has ended by then (its rows,
+    committed after the snapshot, are not visible to it): both count. A transaction of the
+    snapshot still running without the lock has an id already, so it will never write the
+    log: it does not hold the mark back (unlike `pg_snapshot_xmin`, which every transaction
+    of the server does, of any database)."""
+    return (
+        f"({_LOCKS}SELECT LEAST(pg_snapshot_xmax(s), (SELECT MIN(x) FROM pg_snapshot_xip(s) "
+        f"AS x WHERE {_LOW} NOT IN ({_not_writing(events_table)}))) FROM snapshot)"
+    )
+
+
+def own_turn(events_table: str) -> str:
+    """Whether no transaction older than the current one (a write of the log) is still
+    writing the log: then a statement after this one sees every row that sorts before its
+    own, and it may project them with its own (every row that commits later sorts after).
+    An older writer took its lock on the log's table before its id, so before the current
+    transaction's: if running, it holds both when the locks are read."""
+    return (
+        "WITH locks AS MATERIALIZED (SELECT locktype, database, relation, mode, granted, pid, "
+        "transactionid FROM pg_locks) SELECT NOT EXISTS (SELECT 1 FROM locks t "
+        "WHERE t.locktype = 'transactionid' AND t.mode = 'ExclusiveLock' AND t.granted "
+        "AND t.pid <> pg_backend_pid() AND t.pid IN (SELECT r.pid FROM locks r "
+        f"WHERE {_writes_log(events_table)}) "
+        "AND mod(mod(pg_current_xact_id()::text::bigint, 4294967296) "
+        "- t.transactionid::text::bigint + 4294967296, 4294967296) BETWEEN 1 AND 2147483647"
+        ") AS ready"
+    )
 
 
 def log_order_statements(events_table: str) -> list[str]:
@@ -218,7 +285,9 @@ class PostgresDialect(Dialect):
         self.log_order = LOG_ORDER
         self.log_order_back = "COALESCE(xact, '0'::xid8) DESC, notification_id DESC"
         self.after_tracked = f"({LOG_ORDER}) > {tracked}"
-        self.readable = READABLE
+        below = readable_below(events_table)
+        self.readable = f"(xact IS NULL OR xact < {below})"
+        self._own_turn = own_turn(events_table)
         self.mark_key = "COALESCE(xact, '0'::xid8)::text"
         self.reflects_log = f"NOT EXISTS (SELECT 1 FROM {events_table} WHERE {self.after_tracked})"
         self._tracked_mark = (
@@ -236,6 +305,13 @@ class PostgresDialect(Dialect):
 
     def tracked_params(self, name: str) -> tuple[Any, ...]:
         return (name, name)
+
+    def own_turn(self, c: QmarkCursor) -> Callable[[], bool]:
+        """Sent on a cursor of its own, ahead of the write's read of the rows to project
+        (a later statement: see `own_turn`), answered with it, in one round trip."""
+        cursor = c.cursor.connection.cursor(row_factory=tuple_row)
+        cursor.execute(self._own_turn, prepare=True)
+        return lambda: bool(cursor.fetchone()[0])
 
     def tracked_mark(self, c: QmarkCursor, name: str) -> Mark:
         row = c.execute(self._tracked_mark, (name,), prepare=True).fetchone()

@@ -21,6 +21,7 @@ of distinct words) is indexed by the longest prefix that fits (halving); words o
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ....domain.errors import InvalidSearchError
 from ....projections.search_text import search_text
@@ -104,12 +105,11 @@ class PostgresSearchIndex(SearchIndex):
     def tables(self, tables: Tables) -> list[str]:
         return [search_table(tables.message_history)]
 
-    def index(self, c: Cursor, tables: Tables, first: int, last: int) -> int:
+    def index(self, c: Cursor, tables: Tables, positions: Sequence[int]) -> int:
         history = tables.message_history
         c.execute(
-            f"SELECT session_id, message_id, message FROM {history} "
-            "WHERE log_position BETWEEN ? AND ?",
-            (first, last),
+            f"SELECT session_id, message_id, message FROM {history} WHERE log_position = ANY(?)",
+            (list(positions),),
         )
         entries = [
             (row["session_id"], row["message_id"], search_text(row["message"]))

@@ -1,9 +1,14 @@
 """Write transactions on a PostgreSQL store's log.
 
-Each takes the library's table lock on the log first (`LOCK TABLE … IN EXCLUSIVE MODE`, the
-lock every insert of the library takes, so that log positions commit in order), waiting up
-to the lock timeout. PostgreSQL grants a lock in the order it was asked for, so writers of
-every process take turns. Inserts are the library's statement, with its NOTIFY for live
+A write of one stream (a command on a session) takes that stream's lock first, a
+transaction-level advisory lock keyed by the stream (`stream_lock_key`), waiting up to the
+lock timeout: writers of one session take turns (PostgreSQL grants a lock in the order it
+was asked for), writers of different sessions do not wait for each other (two streams whose
+keys collide only take turns). Log positions then commit out of order; the views read the
+log in an order that allows it (see `dialect`). A write of the whole log (a copy of another
+store's events, the index's keys dropped) takes the library's table lock instead (`LOCK
+TABLE … IN EXCLUSIVE MODE`, which every insert of the library takes too), which excludes
+every other writer. Inserts are the library's statement, with its NOTIFY for live
 followers. The whole transaction runs in psycopg's pipeline mode: statements go out when a
 result is waited for, so BEGIN, the lock and the reads sent ahead (`read_ahead`) share one
 round trip, the NOTIFY, the insert and the index's writes go with the next read, and the
@@ -14,6 +19,7 @@ last writes can be lost if the server crashes, never half-applied.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -116,14 +122,45 @@ class PostgresLogTransaction:
         return cursor
 
 
+STREAM_LOCK = "SELECT pg_advisory_xact_lock(%s)"
+
+
+def stream_lock_key(events_table: str, stream_id: UUID) -> int:
+    """The advisory lock key of one stream of a log: 64 bits of a digest of both."""
+    digest = hashlib.blake2b(events_table.encode() + stream_id.bytes, digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def lock_statements(
+    recorder: PostgresApplicationRecorder, stream: UUID | None
+) -> list[tuple[Any, tuple[int, ...] | None]]:
+    """The lock timeout, then the stream's lock and the table's in ROW EXCLUSIVE mode (as
+    every INSERT takes it, but before the transaction has an id: the views' readers rely on
+    it, see `dialect.readable_below`), or the table's in EXCLUSIVE mode (`stream` None)."""
+    if stream is None:
+        return [(statement, None) for statement in recorder.lock_table_statements]
+    table = SQL("{}.{}").format(
+        Identifier(recorder.datastore.schema), Identifier(recorder.events_table_name)
+    )
+    return [
+        (f"SET LOCAL lock_timeout = '{recorder.datastore.lock_timeout}s'", None),
+        (STREAM_LOCK, (stream_lock_key(recorder.events_table_name, stream),)),
+        (SQL("LOCK TABLE {} IN ROW EXCLUSIVE MODE").format(table), None),
+    ]
+
+
 @contextmanager
 def log_transaction(
-    recorder: PostgresApplicationRecorder, index: LogIndex, *, durable: bool = True
+    recorder: PostgresApplicationRecorder,
+    index: LogIndex,
+    *,
+    durable: bool = True,
+    stream: UUID | None = None,
 ) -> Iterator[PostgresLogTransaction]:
-    """A write transaction on the log, holding its table lock from the start; `durable`:
-    its commit waits for the disk (else `synchronous_commit = off`). In pipeline mode, its
-    BEGIN and COMMIT sent as statements on the library's autocommit connection: psycopg's
-    transaction block would wait for each."""
+    """A write transaction on the log, holding the lock of `stream` (None: the table's)
+    from the start; `durable`: its commit waits for the disk (else `synchronous_commit =
+    off`). In pipeline mode, its BEGIN and COMMIT sent as statements on the library's
+    autocommit connection: psycopg's transaction block would wait for each."""
     with recorder.datastore.get_connection() as connection:
         cursor = connection.cursor()
         try:
@@ -131,8 +168,8 @@ def log_transaction(
                 cursor.execute("BEGIN", prepare=True)
                 if not durable:
                     cursor.execute("SET LOCAL synchronous_commit = off", prepare=True)
-                for statement in recorder.lock_table_statements:
-                    cursor.execute(statement, prepare=True)
+                for statement, params in lock_statements(recorder, stream):
+                    cursor.execute(statement, params, prepare=True)
                 yield PostgresLogTransaction(recorder, cursor, index)
                 cursor.execute("COMMIT", prepare=True)
         except BaseException:

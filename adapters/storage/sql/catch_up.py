@@ -1,8 +1,8 @@
 """Keeping view tables up to date with the log, exactly once.
 
 A batch of log entries is projected (`Projector`) and written in one transaction together
-with the tracked log position (the library's tracking table), and re-offering a tracked
-position fails and rolls back: every entry is projected once, whoever projects it. An entry
+with the tracked mark (the last entry's place in the log's order: `Dialect`), and re-offering
+a tracked mark fails and rolls back: every entry is projected once, whoever projects it. An entry
 the views cannot take is quarantined on its own, so the rest of its batch lands.
 """
 
@@ -35,6 +35,7 @@ UNREADABLE_WAIT = 0.002  # seconds between looks for entries the log's order can
 POLL_INTERVAL = 0.2  # seconds between polls of the log head where the database cannot notify
 
 Followed = Callable[[int], None]  # on_batch(events projected)
+OrderKey = tuple[int, int]  # a `Mark` that sorts in the log's order (`order_key`)
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,12 @@ class CatchUp:
         c.execute(self._head)
         return c.fetchone()["head"] or 0
 
+    def end(self, c: Cursor) -> OrderKey:
+        """Where the log ends, in its order ((0, 0): empty)."""
+        c.execute(self._end)
+        row = c.fetchone()
+        return (0, 0) if row is None else order_key(entry_mark(row))
+
     def is_current(self, c: Cursor) -> bool:
         """Whether the live views reflect the whole log."""
         c.execute(self._current, self._tracked)
@@ -186,13 +193,11 @@ class CatchUp:
         done = 0
         with self.dialect.reading() as c:
             total = self.head(c) - self.dialect.tracked(c, tracking_name)
-            c.execute(self._end)
-            row = c.fetchone()
-            end = (0, 0) if row is None else _order_key(_mark(row))
+            end = self.end(c)
         while True:
             with self.dialect.writing(rebuilding=tables is NEXT) as c:
                 count = self.batch(c, tables, tracking_name)
-                reached = _order_key(self.dialect.tracked_mark(c, tracking_name)) >= end
+                reached = order_key(self.dialect.tracked_mark(c, tracking_name)) >= end
             if not count:
                 if reached:
                     return done
@@ -222,17 +227,24 @@ class CatchUp:
             for row in rows
         ]
         if entries:
-            self.project(c, tables, tracking_name, entries, _mark(rows[-1]))
+            self.project(c, tables, tracking_name, entries, entry_mark(rows[-1]))
         return len(entries)
 
     def project_own(self, c: Cursor, events: Sequence[Transcript.Event]) -> bool:
         """Project into the live views the events the transaction of `c` has just stored,
         as they are in hand (they are what their stored state decodes to), if they are all
-        the log holds beyond the tracked position; else project nothing and return False."""
+        the log holds beyond the tracked mark; else project nothing, and return False if
+        the views are behind the log (the caller may project what is before them). Where
+        the log's order cannot take them in this transaction yet (PostgreSQL: a transaction
+        older than it is writing the log, see `Dialect.own_turn`) nothing is projected either:
+        the next read catches up."""
         if not events:
             return False
+        own_turn = self.dialect.own_turn(c)
         c.execute(self._unprojected, (*self._tracked, len(events) + 1))
         rows = c.fetchall()
+        if not own_turn():
+            return True
         if len(rows) != len(events):
             return False
         names = {stream: stream.hex for stream in {event.originator_id for event in events}}
@@ -244,7 +256,7 @@ class CatchUp:
             if name != names[event.originator_id] or version != event.originator_version:
                 return False
             entries.append(LogEntry(row["position"], name, version, event.TOPIC, event))
-        self.project(c, LIVE, TRACKING_NAME, entries, _mark(rows[-1]))
+        self.project(c, LIVE, TRACKING_NAME, entries, entry_mark(rows[-1]))
         return True
 
     def project(
@@ -345,13 +357,14 @@ class CatchUp:
         c.execute("RELEASE SAVEPOINT entry")
 
 
-def _mark(row: Any) -> Mark:
+def entry_mark(row: Any) -> Mark:
     """The mark of an entry read from the log."""
     key = row["mark"]
     return (None if key is None else int(key)), row["position"]
 
 
-def _order_key(mark: Mark) -> tuple[int, int]:
+def order_key(mark: Mark) -> OrderKey:
+    """A mark as a key that sorts in the log's order."""
     return mark[0] or 0, mark[1]
 
 

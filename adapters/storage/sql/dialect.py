@@ -10,7 +10,7 @@ tracked log positions in the library's tracking table.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from typing import Any
@@ -50,6 +50,12 @@ class Dialect(ABC):
         # Whether the views reflect every entry of the log (one statement: one moment).
         head = f"COALESCE((SELECT MAX({self.position}) FROM {events_table}), 0)"
         self.reflects_log = f"{head} <= {tracked}"
+
+    def own_turn(self, c: Cursor) -> Callable[[], bool]:
+        """Whether the write transaction of `c` may project its own entries, with every
+        entry before them, in its next statements (asked before they are sent, answered
+        after): here always, one writer at a time."""
+        return lambda: True
 
     def tracked_params(self, name: str) -> tuple[Any, ...]:
         """The parameters of `after_tracked` and `reflects_log` for the mark `name`."""

@@ -11,6 +11,7 @@ with the rebuilt tables, which the next search fills. An encrypted store has non
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 
 from ....domain.errors import TranscriptError
 from ....projections.views import SearchHit, SearchQuery
@@ -30,9 +31,9 @@ class SearchIndex(ABC):
         """The index's own tables, swapped in with the view tables on a rebuild."""
 
     @abstractmethod
-    def index(self, c: Cursor, tables: Tables, first: int, last: int) -> int:
-        """Index the history rows of `tables` added by the log positions `first` to `last`
-        (included); return how many."""
+    def index(self, c: Cursor, tables: Tables, positions: Sequence[int]) -> int:
+        """Index the history rows of `tables` added by the log entries at `positions` (in
+        the log's order); return how many."""
 
     @abstractmethod
     def erase(self, c: Cursor, tables: Tables, session_id: str) -> None:
@@ -64,7 +65,7 @@ class NoSearch(SearchIndex):
     def tables(self, tables: Tables) -> list[str]:
         return []
 
-    def index(self, c: Cursor, tables: Tables, first: int, last: int) -> int:
+    def index(self, c: Cursor, tables: Tables, positions: Sequence[int]) -> int:
         return 0
 
     def erase(self, c: Cursor, tables: Tables, session_id: str) -> None:

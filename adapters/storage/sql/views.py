@@ -1,7 +1,7 @@
 """The read models on a SQL database, whatever the dialect: plain tables users may query.
 
-A store's write projects its events in its own transaction (`project_written`); every
-query first brings the views up to the log head (a batch per transaction, `catch_up`), so a
+A store's write projects its events in its own transaction when it may (`project_written`);
+every query first brings the views up to the log (a batch per transaction, `catch_up`), so a
 read reflects every write that returned before it, by any writer in any process. The search
 index is not written with them: a search first brings it up to the views
 (`search_catch_up`), and a follower keeps it warm. The views
@@ -260,9 +260,12 @@ class SQLTranscriptViews(TranscriptViews):
 
     def project_written(self, transaction: object, events: Sequence[Transcript.Event] = ()) -> None:
         cursor = self.dialect.log_cursor(transaction)
-        if cursor is not None and not self._catch_up.project_own(cursor, events):
-            while self._catch_up.batch(cursor, LIVE, TRACKING_NAME) == BATCH_SIZE:
-                pass
+        if cursor is None or self._catch_up.project_own(cursor, events):
+            return
+        while self._catch_up.batch(cursor, LIVE, TRACKING_NAME) == BATCH_SIZE:
+            pass  # what was before them: the views were behind
+        if events:  # then its own, if the log's order can take them now (else the next read)
+            self._catch_up.project_own(cursor, events)
 
     def follow(self, stop: threading.Event, on_batch: Callable[[int], None] | None = None) -> int:
         return self.follower(self._catch_up, stop, on_batch, self._search.run)
@@ -303,18 +306,18 @@ class SQLTranscriptViews(TranscriptViews):
     def _indexed(self) -> Iterator[Cursor]:
         """A cursor on views and a search index that reflect the log as it was at the call
         (caught up first if behind), in one snapshot: every write acknowledged before it.
-        Not the log's head at the query: appends going on do not keep a search waiting."""
+        Not the log's end at the query: appends going on do not keep a search waiting."""
         with self.dialect.reading(snapshot=False) as c:
-            head = self._catch_up.head(c)
+            end = self._catch_up.end(c)
         while True:
             with self.dialect.reading() as c:
-                indexed, views = self._search.positions(c)
-                if indexed >= head:
+                indexed, views = self._search.marks(c)
+                if indexed >= end:
                     yield c
                     return
-            if views < head:
+            if views < end:
                 self.catch_up()
-            self._search.run(until=head)
+            self._search.run(until=end)
 
     @contextmanager
     def _current(self, *, snapshot: bool = False) -> Iterator[Cursor]:

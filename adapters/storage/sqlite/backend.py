@@ -129,7 +129,10 @@ class SQLiteBackend(Backend):
         self._index(log)
         return views
 
-    def writing(self, log: Application[UUID]) -> AbstractContextManager[SQLiteLogTransaction]:
+    def writing(
+        self, log: Application[UUID], stream: UUID | None = None
+    ) -> AbstractContextManager[SQLiteLogTransaction]:
+        """One lock for the whole file, whatever `stream`."""
         assert isinstance(log.recorder, SQLiteApplicationRecorder)
         return log_transaction(log.recorder, self._index(log))
 

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 import orjson
 
@@ -40,13 +41,14 @@ class FTS5Index(SearchIndex):
     def tables(self, tables: Tables) -> list[str]:
         return [search_table(tables.message_history)]
 
-    def index(self, c: Cursor, tables: Tables, first: int, last: int) -> int:
-        """Each row under its history row's rowid."""
+    def index(self, c: Cursor, tables: Tables, positions: Sequence[int]) -> int:
+        """Each row under its history row's rowid. The log's order is its positions' here:
+        the entries from the first position to the last are these."""
         history = tables.message_history
         c.execute(
             f"SELECT rowid, session_id, message_id, message FROM {history} "
             "WHERE log_position BETWEEN ? AND ?",
-            (first, last),
+            (positions[0], positions[-1]),
         )
         entries = [
             (rowid, search_text(orjson.loads(message)), session_id, message_id)
