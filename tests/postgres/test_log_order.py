@@ -148,3 +148,26 @@ def test_writers_of_one_session_take_turns(postgres_url: str) -> None:
         writer.join(10)
         assert not writer.is_alive()
         assert [message["content"] for message in store.active("a")] == ["x"]
+
+
+def test_writers_of_many_sessions_at_once_beside_a_follower_are_each_projected_once(
+    postgres_url: str,
+) -> None:
+    sessions = [f"s{number}" for number in range(4)]
+
+    def write(session_id: str) -> None:
+        with TranscriptStore.open(postgres_url) as writer:
+            writer.start(session_id)
+            for number in range(25):
+                writer.append(session_id, [{"role": "user", "content": f"{number}"}])
+
+    with TranscriptStore.open(postgres_url) as store, store.following_projections():
+        writers = [threading.Thread(target=write, args=(session,)) for session in sessions]
+        for writer in writers:
+            writer.start()
+        for writer in writers:
+            writer.join(120)
+        for session_id in sessions:
+            assert contents(store, session_id) == [f"{number}" for number in range(25)]
+        assert [len(store.history(session_id)) for session_id in sessions] == [25] * 4
+        assert store.verify_projections().ok

@@ -4,9 +4,9 @@
   version of its stream (as a unique violation, so the library raises IntegrityError and the
   store retries). Without it, once an erasure deleted versions 1..n, a writer holding a stale
   copy of the transcript could store version k < n after the tombstone.
-- The erasure's transaction (the log's, see `transactions`: its table lock, its NOTIFY, a
-  `notification_id` above every other) inserts the tombstone and deletes the earlier events:
-  followers see the tombstone, never a half-erased stream.
+- The erasure's transaction (the log's, see `transactions`: its session's lock, a place in
+  the log's order after every earlier event of its session) inserts the tombstone and
+  deletes the earlier events: followers see the tombstone, never a half-erased stream.
 - `scrub` vacuums the log and the view tables, so the space of the deleted rows is reused
   soon (the library's table has autovacuum tuned to wait for 100 million dead rows). VACUUM
   does not overwrite that space: the bytes stay in the data files until PostgreSQL reuses it,

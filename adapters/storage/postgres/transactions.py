@@ -8,13 +8,14 @@ keys collide only take turns). Log positions then commit out of order; the views
 log in an order that allows it (see `dialect`). A write of the whole log (a copy of another
 store's events, the index's keys dropped) takes the library's table lock instead (`LOCK
 TABLE … IN EXCLUSIVE MODE`, which every insert of the library takes too), which excludes
-every other writer. Inserts are the library's statement, with its NOTIFY for live
-followers. The whole transaction runs in psycopg's pipeline mode: statements go out when a
-result is waited for, so BEGIN, the lock and the reads sent ahead (`read_ahead`) share one
-round trip, the NOTIFY, the insert and the index's writes go with the next read, and the
-COMMIT with the last statements. An error is raised where a result is next waited for.
-With the store's durability "normal" a write commits with `synchronous_commit = off`: the
-last writes can be lost if the server crashes, never half-applied.
+every other writer. Inserts are the library's statement; live followers are notified
+(NOTIFY) once the write committed (`_notify`). The whole transaction runs in psycopg's
+pipeline mode: statements go out when a result is waited for, so BEGIN, the locks and the
+reads sent ahead (`read_ahead`) share one round trip, the insert and the index's writes go
+with the next read, and the COMMIT (and the NOTIFY) with the last statements. An error is
+raised where a result is next waited for. With the store's durability "normal" a write
+commits with `synchronous_commit = off`: the last writes can be lost if the server crashes,
+never half-applied.
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ class PostgresLogTransaction:
         self._delete = SQL(
             "DELETE FROM {} WHERE originator_id = %s AND originator_version < %s"
         ).format(table)
-        self._notify = SQL("NOTIFY {}").format(Identifier(recorder.channel_name))
+        self.notify = SQL("NOTIFY {}").format(Identifier(recorder.channel_name))
+        self.inserted = False  # events were inserted: followers are notified after the commit
 
     def read_ahead(self, stream_id: UUID, *, after: int | None) -> None:
         self.ahead.send(*self.log_index.state_statement(stream_id))
@@ -107,8 +109,8 @@ class PostgresLogTransaction:
             )
             for event in events
         ]
-        self.cursor.execute(self._notify)
         self.cursor.execute(recorder.insert_events_statement, (rows,), prepare=True)
+        self.inserted = True
 
     def delete_before(self, stream_id: UUID, version: int) -> None:
         self.cursor.execute(self._delete, (stream_id, version))
@@ -149,6 +151,17 @@ def lock_statements(
     ]
 
 
+def _notify(connection: Any, notify: Any) -> None:
+    """Wake the log's live followers, once the write committed, in a transaction of its
+    own that commits without waiting for the disk (a wake-up, not data): PostgreSQL holds a
+    lock of the whole server from a NOTIFY's commit to its end, which inside the write's
+    transaction made every write wait for the others' commits to reach the disk. Sent
+    with the COMMIT, in the same round trip."""
+    cursor = connection.cursor()
+    for statement in ("BEGIN", "SET LOCAL synchronous_commit = off", notify, "COMMIT"):
+        cursor.execute(statement, prepare=True)
+
+
 @contextmanager
 def log_transaction(
     recorder: PostgresApplicationRecorder,
@@ -165,13 +178,18 @@ def log_transaction(
         cursor = connection.cursor()
         try:
             with connection.pipeline():
-                cursor.execute("BEGIN", prepare=True)
+                # READ COMMITTED whatever the server's default: each statement sees what
+                # committed before it (the views' projection relies on it: `dialect.own_turn`).
+                cursor.execute("BEGIN ISOLATION LEVEL READ COMMITTED", prepare=True)
                 if not durable:
                     cursor.execute("SET LOCAL synchronous_commit = off", prepare=True)
                 for statement, params in lock_statements(recorder, stream):
                     cursor.execute(statement, params, prepare=True)
-                yield PostgresLogTransaction(recorder, cursor, index)
+                tx = PostgresLogTransaction(recorder, cursor, index)
+                yield tx
                 cursor.execute("COMMIT", prepare=True)
+                if tx.inserted:
+                    _notify(connection, tx.notify)
         except BaseException:
             if connection.info.transaction_status != TransactionStatus.IDLE:
                 with suppress(psycopg.Error):  # a broken connection: the pool drops it
