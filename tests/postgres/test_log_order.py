@@ -27,8 +27,8 @@ def stored_events(server: PostgresServer) -> list[tuple[Any, ...]]:
     with TranscriptStore.open(source) as store:
         store.start("a")
         store.start("b")
-        store.append("a", [{"id": "m-a", "role": "user", "content": "from a"}])
-        store.append("b", [{"id": "m-b", "role": "user", "content": "from b"}])
+        store.append("a", [{"id": "m-a", "role": "user", "content": "written by a"}])
+        store.append("b", [{"id": "m-b", "role": "user", "content": "written by b"}])
     return sql(
         source,
         f"SELECT originator_id, originator_version, topic, state FROM {EVENTS_TABLE} "
@@ -64,13 +64,14 @@ def test_a_write_that_took_the_lower_notification_id_but_committed_second_is_pro
 
             first.execute("COMMIT")
         assert store.catch_up_projections() == 2
-        assert contents(store, "a") == ["from a"]
-        assert contents(store, "b") == ["from b"]
+        assert contents(store, "a") == ["written by a"]
+        assert contents(store, "b") == ["written by b"]
         assert [len(store.history(session)) for session in ("a", "b")] == [1, 1]
+        assert sorted(hit["session_id"] for hit in store.search("written")) == ["a", "b"]
         assert store.verify_projections().ok
         with store.following_projections():  # and a follower after: nothing twice
             time.sleep(0.3)
-        assert contents(store, "a") == ["from a"]
+        assert contents(store, "a") == ["written by a"]
         assert store.verify_projections().ok
 
 
@@ -93,8 +94,8 @@ def test_a_read_waits_for_a_transaction_that_took_a_lower_notification_id_to_end
             assert reader.is_alive()  # b's message is stored: the read does not answer without it
             first.execute("COMMIT")
         reader.join(10)
-        assert read == [["from b"]]
-        assert contents(store, "a") == ["from a"]
+        assert read == [["written by b"]]
+        assert contents(store, "a") == ["written by a"]
         assert store.verify_projections().ok
 
 
