@@ -13,7 +13,7 @@ from typing import ClassVar
 import pytest
 
 from support.processes import Child, program
-from support.rows import query
+from support.rows import is_sqlite, query
 from transcripts import TranscriptStore
 from transcripts.config import new_cipher_key
 from transcripts.domain.errors import TranscriptError
@@ -23,8 +23,14 @@ SEARCHERS = 4
 
 
 def index_rows(url: str, session_id: str | None = None) -> int:
-    """The rows of the search index (of one session), read with plain SQL."""
+    """The entries of the search index (of one session), read with plain SQL: on SQLite
+    one row of sizes per message indexed (the FTS5 table reads its text from the history)."""
     where = "" if session_id is None else f" WHERE session_id = '{session_id}'"
+    if is_sqlite(url):
+        entries = "message_search_docsize JOIN message_history ON message_history.rowid = id"
+        if session_id is None:
+            entries = "message_search_docsize"
+        return query(url, f"SELECT COUNT(*) FROM {entries}{where}")[0][0]
     return query(url, f"SELECT COUNT(*) FROM message_search{where}")[0][0]
 
 
