@@ -5,7 +5,7 @@
 (see `sql.search`). Words are matched by their stem (porter), so "fox" finds "foxes".
 
 The index stores no copy of the text: it is an external-content table whose content is the
-SQL view `message_search_content` (rowid as `id`, `text`, `session_id`, `message_id`), the
+SQL view `message_search_text` (rowid as `id`, `text`, `session_id`, `message_id`), the
 text made from each row's stored JSON by the SQL function `transcripts_search_text`, which
 every connection of the store has (`register_functions`). Indexing writes only the index
 (half the work of a table that kept the text too); snippets read the text through the view;
@@ -28,7 +28,7 @@ from ..sql.schema import LIVE, Tables
 from ..sql.search import SearchIndex, filters
 
 SEARCH_TABLE = "message_search"
-CONTENT_VIEW = "message_search_content"
+CONTENT_VIEW = "message_search_text"  # not `_content`: the name of FTS5's own copy
 TEXT_FUNCTION = "transcripts_search_text"
 LEGACY_TRIGGERS = ("message_history_search_insert", "message_history_search_delete")
 
