@@ -52,8 +52,15 @@ class CachingSQLiteConnectionPool(SQLiteConnectionPool):
     # messages updates ~5 MB of history rows, which a small cache reads again and again.
     cache_kib = 16384
 
-    def __init__(self, *, synchronous: str = "FULL", **options: Any) -> None:
+    def __init__(
+        self,
+        *,
+        synchronous: str = "FULL",
+        prepare: Callable[[sqlite3.Connection], None] | None = None,
+        **options: Any,
+    ) -> None:
         self.synchronous = synchronous  # of the log's writes; the views' commit at NORMAL
+        self.prepare = prepare  # SQL functions the views need, given to each connection
         super().__init__(**options)
 
     def _create_connection(self) -> SQLiteConnection:
@@ -72,4 +79,6 @@ class CachingSQLiteConnectionPool(SQLiteConnectionPool):
         connection.execute("PRAGMA secure_delete = ON")
         connection.execute(f"PRAGMA cache_size = -{self.cache_kib}")
         connection.execute(f"PRAGMA synchronous = {self.synchronous}")
+        if self.prepare is not None:
+            self.prepare(connection)
         return SQLiteConnection(sqlite_conn=connection, max_age=self.max_age)
