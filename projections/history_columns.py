@@ -1,0 +1,267 @@
+"""A fold's history in columns: what verifying a long session holds of each message.
+
+`HistoryColumns` stands in for the `dict[str, HistoryEntry]` of a fold that keeps digests:
+per message only fixed-width fields in arrays (its digest, role, versions, the compactions
+that added and superseded it, its time) and its id's UTF-8 bytes in one buffer, found by an
+open-addressing table of positions. An entry read from it (`ColumnEntry`) reads and writes
+its columns, so the fold's code is the same whatever keeps its history. About 100 bytes a
+message, against some 400 for the entries of a dict.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .fold import HistoryEntry
+
+_NONE = -(2**63)  # a version that is None
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def _encoded(message_id: str) -> bytes:
+    return message_id.encode("utf-8", "surrogatepass")
+
+
+class _Labels:
+    """Values shared by many messages (roles, compaction ids) by number; 0 is None."""
+
+    def __init__(self) -> None:
+        self.values: list[Any] = [None]
+        self.numbers: dict[Any, int] = {}
+
+    def number(self, value: Any) -> int:
+        if value is None:
+            return 0
+        try:
+            number = self.numbers.get(value)
+        except TypeError:  # unhashable (a damaged role): found by equality
+            number = next((n for n, v in enumerate(self.values) if n and v == value), None)
+        if number is None:
+            number = len(self.values)
+            self.values.append(value)
+            try:
+                self.numbers[value] = number
+            except TypeError:
+                pass
+        return number
+
+
+class HistoryColumns:
+    """A fold's entries by message id, in storage order, kept in columns (see the module)."""
+
+    def __init__(self) -> None:
+        self._ids = bytearray()  # every id's UTF-8 bytes, one after another
+        self._ends = array("Q")  # where each id ends in `_ids`
+        self._slots = array("I", bytes(4 * 8))  # entry number + 1 by the id's hash, 0: free
+        self._digests = bytearray()
+        self._digest_size = 0
+        self._roles = _Labels()
+        self._role = array("I")
+        self._compactions = _Labels()
+        self._added_by = array("I")
+        self._superseded_by = array("I")
+        self._active = bytearray()
+        self._appended_at = array("q")  # microseconds since the epoch (UTC)
+        self._naive_times: dict[int, datetime] = {}  # a time without a zone, as it is
+        self._appended_version = array("q")
+        self._rewound_version = array("q")
+        self._restored_version = array("q")
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def __contains__(self, message_id: object) -> bool:
+        return isinstance(message_id, str) and self._find(message_id)[1] is not None
+
+    def get(self, message_id: str) -> ColumnEntry | None:
+        number = self._find(message_id)[1]
+        return None if number is None else ColumnEntry(self, number)
+
+    def __getitem__(self, message_id: str) -> ColumnEntry:
+        entry = self.get(message_id)
+        if entry is None:
+            raise KeyError(message_id)
+        return entry
+
+    def __setitem__(self, message_id: str, entry: HistoryEntry) -> None:
+        """Add a new entry (an id stored already is refused: the fold never replaces one)."""
+        slot, number = self._find(message_id)
+        if number is not None:
+            raise ValueError(f"message {message_id!r} is in the history already")
+        if entry.digest is None:
+            raise ValueError("history columns keep digests, not messages")
+        if not self._digest_size:
+            self._digest_size = len(entry.digest)
+        elif len(entry.digest) != self._digest_size:
+            raise ValueError("digests of different sizes")
+        self._ids += _encoded(message_id)
+        self._ends.append(len(self._ids))
+        self._slots[slot] = len(self._ends)
+        number = len(self._ends) - 1
+        self._digests += entry.digest
+        self._role.append(self._roles.number(entry.role))
+        self._added_by.append(self._compactions.number(entry.added_by))
+        self._superseded_by.append(self._compactions.number(entry.superseded_by))
+        self._active.append(entry.active)
+        self._appended_at.append(0)
+        self.set_appended_at(number, entry.appended_at)
+        self._appended_version.append(entry.appended_version)
+        self._rewound_version.append(_version(entry.rewound_version))
+        self._restored_version.append(_version(entry.restored_version))
+        if 2 * len(self._ends) > len(self._slots):
+            self._grow()
+
+    def values(self) -> Iterator[ColumnEntry]:
+        return (ColumnEntry(self, number) for number in range(len(self)))
+
+    def ids(self) -> Sequence[str]:
+        """The ids in storage order, each decoded as it is read."""
+        return _Ids(self)
+
+    def id_at(self, number: int) -> str:
+        start = self._ends[number - 1] if number else 0
+        return self._ids[start : self._ends[number]].decode("utf-8", "surrogatepass")
+
+    def _find(self, message_id: str) -> tuple[int, int | None]:
+        """The slot of the id in the table and its entry number; a free slot and None."""
+        data, mask = _encoded(message_id), len(self._slots) - 1
+        slot = hash(data) & mask
+        while True:
+            held = self._slots[slot]
+            if not held:
+                return slot, None
+            number = held - 1
+            start = self._ends[number - 1] if number else 0
+            if self._ids[start : self._ends[number]] == data:
+                return slot, number
+            slot = (slot + 1) & mask
+
+    def _grow(self) -> None:
+        self._slots = array("I", bytes(4 * 2 * len(self._slots)))
+        mask = len(self._slots) - 1
+        start = 0
+        for number, end in enumerate(self._ends):
+            slot = hash(bytes(self._ids[start:end])) & mask
+            while self._slots[slot]:
+                slot = (slot + 1) & mask
+            self._slots[slot] = number + 1
+            start = end
+
+    # -- the columns of one entry, by its number -------------------------------------------
+
+    def set_appended_at(self, number: int, at: datetime) -> None:
+        if at.tzinfo is None or at.utcoffset() is None:
+            self._naive_times[number] = at
+        else:
+            self._appended_at[number] = (at - _EPOCH) // _MICROSECOND
+
+    def appended_at(self, number: int) -> datetime:
+        naive = self._naive_times.get(number)
+        if naive is not None:
+            return naive
+        return _EPOCH + self._appended_at[number] * _MICROSECOND
+
+
+class _Ids(Sequence[str]):
+    def __init__(self, columns: HistoryColumns) -> None:
+        self._columns = columns
+
+    def __len__(self) -> int:
+        return len(self._columns)
+
+    def __getitem__(self, number: Any) -> Any:
+        if isinstance(number, slice):
+            return [self._columns.id_at(n) for n in range(len(self))[number]]
+        if number < 0:
+            number += len(self)
+        if not 0 <= number < len(self):
+            raise IndexError(number)
+        return self._columns.id_at(number)
+
+
+def _version(version: int | None) -> int:
+    return _NONE if version is None else version
+
+
+def _optional(version: int) -> int | None:
+    return None if version == _NONE else version
+
+
+class ColumnEntry:
+    """One entry of `HistoryColumns`, read and written in its columns (as `HistoryEntry`)."""
+
+    __slots__ = ("_columns", "_number")
+
+    def __init__(self, columns: HistoryColumns, number: int) -> None:
+        self._columns = columns
+        self._number = number
+
+    @property
+    def id(self) -> str:
+        return self._columns.id_at(self._number)
+
+    @property
+    def role(self) -> Any:
+        columns = self._columns
+        return columns._roles.values[columns._role[self._number]]
+
+    @property
+    def message(self) -> None:
+        return None
+
+    @property
+    def digest(self) -> bytes:
+        size = self._columns._digest_size
+        return bytes(self._columns._digests[self._number * size : (self._number + 1) * size])
+
+    @property
+    def appended_at(self) -> datetime:
+        return self._columns.appended_at(self._number)
+
+    @property
+    def appended_version(self) -> int:
+        return self._columns._appended_version[self._number]
+
+    @property
+    def active(self) -> bool:
+        return bool(self._columns._active[self._number])
+
+    @active.setter
+    def active(self, active: bool) -> None:
+        self._columns._active[self._number] = active
+
+    @property
+    def added_by(self) -> str | None:
+        columns = self._columns
+        return columns._compactions.values[columns._added_by[self._number]]
+
+    @property
+    def superseded_by(self) -> str | None:
+        columns = self._columns
+        return columns._compactions.values[columns._superseded_by[self._number]]
+
+    @superseded_by.setter
+    def superseded_by(self, compaction_id: str | None) -> None:
+        columns = self._columns
+        columns._superseded_by[self._number] = columns._compactions.number(compaction_id)
+
+    @property
+    def rewound_version(self) -> int | None:
+        return _optional(self._columns._rewound_version[self._number])
+
+    @rewound_version.setter
+    def rewound_version(self, version: int | None) -> None:
+        self._columns._rewound_version[self._number] = _version(version)
+
+    @property
+    def restored_version(self) -> int | None:
+        return _optional(self._columns._restored_version[self._number])
+
+    @restored_version.setter
+    def restored_version(self, version: int | None) -> None:
+        self._columns._restored_version[self._number] = _version(version)
