@@ -91,7 +91,12 @@ class ViewMaintenance:
         with the sessions verified, first with 0.
         """
         arguments.callback(progress, "progress")
-        return self._read(lambda: verify(self._log, self._views, progress), "verify the views")
+
+        def run() -> VerifyReport:
+            with self._log.backend.reading_lightly(self._log):
+                return verify(self._log, self._views, progress)
+
+        return self._read(run, "verify the views")
 
 
 def verify(

@@ -215,6 +215,11 @@ class Backend(ABC):
         committed at the end. Writers of every process take the lock in turn."""
 
     @abstractmethod
+    def reading_lightly(self, log: Application[UUID]) -> AbstractContextManager[None]:
+        """While the block runs, this thread's reads keep little in the store's caches in
+        this process (a long read that visits each page once: verify's)."""
+
+    @abstractmethod
     def reading_index(
         self, log: Application[UUID], stream_id: UUID
     ) -> AbstractContextManager[IndexReads]:

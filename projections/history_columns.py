@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .fold import HistoryEntry
 
-_NONE = -(2**63)  # a version that is None
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
@@ -56,7 +55,7 @@ class HistoryColumns:
 
     def __init__(self) -> None:
         self._ids = bytearray()  # every id's UTF-8 bytes, one after another
-        self._ends = array("Q")  # where each id ends in `_ids`
+        self._ends = array("I")  # where each id ends in `_ids`
         self._slots = array("I", bytes(4 * 8))  # entry number + 1 by the id's hash, 0: free
         self._digests = bytearray()
         self._digest_size = 0
@@ -69,8 +68,8 @@ class HistoryColumns:
         self._appended_at = array("q")  # microseconds since the epoch (UTC)
         self._naive_times: dict[int, datetime] = {}  # a time without a zone, as it is
         self._appended_version = array("q")
-        self._rewound_version = array("q")
-        self._restored_version = array("q")
+        self._rewound_version: dict[int, int] = {}  # by entry number: few are rewound
+        self._restored_version: dict[int, int] = {}
 
     def __len__(self) -> int:
         return len(self._ends)
@@ -111,8 +110,8 @@ class HistoryColumns:
         self._appended_at.append(0)
         self.set_appended_at(number, entry.appended_at)
         self._appended_version.append(entry.appended_version)
-        self._rewound_version.append(_version(entry.rewound_version))
-        self._restored_version.append(_version(entry.restored_version))
+        _set(self._rewound_version, number, entry.rewound_version)
+        _set(self._restored_version, number, entry.restored_version)
         if 2 * len(self._ends) > len(self._slots):
             self._grow()
 
@@ -184,12 +183,12 @@ class _Ids(Sequence[str]):
         return self._columns.id_at(number)
 
 
-def _version(version: int | None) -> int:
-    return _NONE if version is None else version
-
-
-def _optional(version: int) -> int | None:
-    return None if version == _NONE else version
+def _set(versions: dict[int, int], number: int, version: int | None) -> None:
+    """Set an entry's version in a column of few (None: none)."""
+    if version is None:
+        versions.pop(number, None)
+    else:
+        versions[number] = version
 
 
 class ColumnEntry:
@@ -252,16 +251,16 @@ class ColumnEntry:
 
     @property
     def rewound_version(self) -> int | None:
-        return _optional(self._columns._rewound_version[self._number])
+        return self._columns._rewound_version.get(self._number)
 
     @rewound_version.setter
     def rewound_version(self, version: int | None) -> None:
-        self._columns._rewound_version[self._number] = _version(version)
+        _set(self._columns._rewound_version, self._number, version)
 
     @property
     def restored_version(self) -> int | None:
-        return _optional(self._columns._restored_version[self._number])
+        return self._columns._restored_version.get(self._number)
 
     @restored_version.setter
     def restored_version(self, version: int | None) -> None:
-        self._columns._restored_version[self._number] = _version(version)
+        _set(self._columns._restored_version, self._number, version)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from uuid import UUID
 from weakref import WeakKeyDictionary
 
@@ -173,6 +173,9 @@ class PostgresBackend(Backend):
         return log_transaction(
             log.recorder, self._index(log), durable=log.env.get(SYNCHRONOUS_COMMIT) != "off"
         )
+
+    def reading_lightly(self, log: Application[UUID]) -> AbstractContextManager[None]:
+        return nullcontext()  # the server caches: its reads hold a page of rows at a time
 
     @contextmanager
     def reading_index(self, log: Application[UUID], stream_id: UUID) -> Iterator[StoredIndex]:

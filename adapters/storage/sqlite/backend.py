@@ -26,6 +26,7 @@ from ....application.storage import Backend, Failure, StoreConfig
 from ....domain.errors import StorageError
 from ....projections.projector import Projector
 from ..environment import shared_env
+from ..internals import CachingSQLiteConnectionPool
 from ..sql.log_index import IndexTypes, LogIndex, StoredIndex
 from ..sql.search import NoSearch
 from ..sql.views import SQLTranscriptViews
@@ -131,6 +132,12 @@ class SQLiteBackend(Backend):
     def writing(self, log: Application[UUID]) -> AbstractContextManager[SQLiteLogTransaction]:
         assert isinstance(log.recorder, SQLiteApplicationRecorder)
         return log_transaction(log.recorder, self._index(log))
+
+    def reading_lightly(self, log: Application[UUID]) -> AbstractContextManager[None]:
+        assert isinstance(log.recorder, SQLiteApplicationRecorder)
+        pool = log.recorder.datastore.pool
+        assert isinstance(pool, CachingSQLiteConnectionPool)
+        return pool.lightly()
 
     @contextmanager
     def reading_index(self, log: Application[UUID], stream_id: UUID) -> Iterator[StoredIndex]:
