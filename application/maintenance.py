@@ -179,13 +179,13 @@ class IndexCheck:
             self.differs = {}
         found = self.stored.entries([i for i in changes.entries if i not in self.differs])
         for message_id, change in changes.entries.items():
+            content = change.content_hash
             if message_id in self.differs:
                 before, stored = self.differs.pop(message_id)
             else:
                 stored = found.get(message_id)
-                named = not changes.replace and message_id in self.fold.entries
-                before = stored if named else None  # as stored: it matched
-            content = change.content_hash
+                named = content is None and not changes.replace and message_id in self.fold.entries
+                before = stored if named else None  # named before, as stored: it matched
             if content is None and before is not None:
                 content = before.content_hash  # a rewind: the content is the same
             called = IndexEntry(content, change.rewound)

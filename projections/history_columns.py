@@ -55,8 +55,9 @@ class HistoryColumns:
 
     def __init__(self) -> None:
         self._ids = bytearray()  # every id's UTF-8 bytes, one after another
-        self._ends = array("I")  # where each id ends in `_ids`
+        self._ends = array("I", [0])  # entry n's id is `_ids[_ends[n]:_ends[n + 1]]`
         self._slots = array("I", bytes(4 * 8))  # entry number + 1 by the id's hash, 0: free
+        self._free: tuple[str, int] | None = None  # the last id not found, and its free slot
         self._digests = bytearray()
         self._digest_size = 0
         self._roles = _Labels()
@@ -72,7 +73,7 @@ class HistoryColumns:
         self._restored_version: dict[int, int] = {}
 
     def __len__(self) -> int:
-        return len(self._ends)
+        return len(self._ends) - 1
 
     def __contains__(self, message_id: object) -> bool:
         return isinstance(message_id, str) and self._find(message_id)[1] is not None
@@ -89,19 +90,21 @@ class HistoryColumns:
 
     def __setitem__(self, message_id: str, entry: HistoryEntry) -> None:
         """Add a new entry (an id stored already is refused: the fold never replaces one)."""
-        slot, number = self._find(message_id)
+        free = self._free
+        slot, number = (free[1], None) if free and free[0] == message_id else self._find(message_id)
         if number is not None:
             raise ValueError(f"message {message_id!r} is in the history already")
+        self._free = None
         if entry.digest is None:
             raise ValueError("history columns keep digests, not messages")
         if not self._digest_size:
             self._digest_size = len(entry.digest)
         elif len(entry.digest) != self._digest_size:
             raise ValueError("digests of different sizes")
+        number = len(self)
         self._ids += _encoded(message_id)
         self._ends.append(len(self._ids))
-        self._slots[slot] = len(self._ends)
-        number = len(self._ends) - 1
+        self._slots[slot] = number + 1
         self._digests += entry.digest
         self._role.append(self._roles.number(entry.role))
         self._added_by.append(self._compactions.number(entry.added_by))
@@ -112,7 +115,7 @@ class HistoryColumns:
         self._appended_version.append(entry.appended_version)
         _set(self._rewound_version, number, entry.rewound_version)
         _set(self._restored_version, number, entry.restored_version)
-        if 2 * len(self._ends) > len(self._slots):
+        if 2 * len(self) > len(self._slots):
             self._grow()
 
     def values(self) -> Iterator[ColumnEntry]:
@@ -123,33 +126,32 @@ class HistoryColumns:
         return _Ids(self)
 
     def id_at(self, number: int) -> str:
-        start = self._ends[number - 1] if number else 0
-        return self._ids[start : self._ends[number]].decode("utf-8", "surrogatepass")
+        return self._id_bytes(number).decode("utf-8", "surrogatepass")
+
+    def _id_bytes(self, number: int) -> bytes:
+        return bytes(self._ids[self._ends[number] : self._ends[number + 1]])
 
     def _find(self, message_id: str) -> tuple[int, int | None]:
-        """The slot of the id in the table and its entry number; a free slot and None."""
-        data, mask = _encoded(message_id), len(self._slots) - 1
+        """The slot of the id in the table and its entry number; a free slot and None (then
+        remembered for the id's `__setitem__`)."""
+        data, slots, ends, ids = _encoded(message_id), self._slots, self._ends, self._ids
+        mask = len(slots) - 1
         slot = hash(data) & mask
-        while True:
-            held = self._slots[slot]
-            if not held:
-                return slot, None
-            number = held - 1
-            start = self._ends[number - 1] if number else 0
-            if self._ids[start : self._ends[number]] == data:
-                return slot, number
+        while held := slots[slot]:
+            if ids[ends[held - 1] : ends[held]] == data:
+                return slot, held - 1
             slot = (slot + 1) & mask
+        self._free = (message_id, slot)
+        return slot, None
 
     def _grow(self) -> None:
-        self._slots = array("I", bytes(4 * 2 * len(self._slots)))
-        mask = len(self._slots) - 1
-        start = 0
-        for number, end in enumerate(self._ends):
-            slot = hash(bytes(self._ids[start:end])) & mask
-            while self._slots[slot]:
+        slots = self._slots = array("I", bytes(4 * 2 * len(self._slots)))
+        mask = len(slots) - 1
+        for number in range(len(self)):
+            slot = hash(self._id_bytes(number)) & mask
+            while slots[slot]:
                 slot = (slot + 1) & mask
-            self._slots[slot] = number + 1
-            start = end
+            slots[slot] = number + 1
 
     # -- the columns of one entry, by its number -------------------------------------------
 
