@@ -58,19 +58,20 @@ class HistoryColumns:
         self._ends = array("I", [0])  # entry n's id is `_ids[_ends[n]:_ends[n + 1]]`
         self._slots = array("I", bytes(4 * 8))  # entry number + 1 by the id's hash, 0: free
         self._free: tuple[str, int] | None = None  # the last id not found, and its free slot
-        self._digests = bytearray()
-        self._digest_size = 0
-        self._roles = _Labels()
-        self._role = array("I")
-        self._compactions = _Labels()
-        self._added_by = array("I")
-        self._superseded_by = array("I")
-        self._active = bytearray()
+        # The columns, by entry number (read and written through `ColumnEntry`)
+        self.digests = bytearray()
+        self.digest_size = 0
+        self.roles = _Labels()
+        self.role_numbers = array("I")
+        self.compactions = _Labels()
+        self.added_by = array("I")
+        self.superseded_by = array("I")
+        self.active = bytearray()
         self._appended_at = array("q")  # microseconds since the epoch (UTC)
         self._naive_times: dict[int, datetime] = {}  # a time without a zone, as it is
-        self._appended_version = array("q")
-        self._rewound_version: dict[int, int] = {}  # by entry number: few are rewound
-        self._restored_version: dict[int, int] = {}
+        self.appended_version = array("q")
+        self.rewound_version: dict[int, int] = {}  # by entry number: few are rewound
+        self.restored_version: dict[int, int] = {}
 
     def __len__(self) -> int:
         return len(self._ends) - 1
@@ -97,24 +98,24 @@ class HistoryColumns:
         self._free = None
         if entry.digest is None:
             raise ValueError("history columns keep digests, not messages")
-        if not self._digest_size:
-            self._digest_size = len(entry.digest)
-        elif len(entry.digest) != self._digest_size:
+        if not self.digest_size:
+            self.digest_size = len(entry.digest)
+        elif len(entry.digest) != self.digest_size:
             raise ValueError("digests of different sizes")
         number = len(self)
         self._ids += _encoded(message_id)
         self._ends.append(len(self._ids))
         self._slots[slot] = number + 1
-        self._digests += entry.digest
-        self._role.append(self._roles.number(entry.role))
-        self._added_by.append(self._compactions.number(entry.added_by))
-        self._superseded_by.append(self._compactions.number(entry.superseded_by))
-        self._active.append(entry.active)
+        self.digests += entry.digest
+        self.role_numbers.append(self.roles.number(entry.role))
+        self.added_by.append(self.compactions.number(entry.added_by))
+        self.superseded_by.append(self.compactions.number(entry.superseded_by))
+        self.active.append(entry.active)
         self._appended_at.append(0)
         self.set_appended_at(number, entry.appended_at)
-        self._appended_version.append(entry.appended_version)
-        _set(self._rewound_version, number, entry.rewound_version)
-        _set(self._restored_version, number, entry.restored_version)
+        self.appended_version.append(entry.appended_version)
+        _set(self.rewound_version, number, entry.rewound_version)
+        _set(self.restored_version, number, entry.restored_version)
         if 2 * len(self) > len(self._slots):
             self._grow()
 
@@ -209,7 +210,7 @@ class ColumnEntry:
     @property
     def role(self) -> Any:
         columns = self._columns
-        return columns._roles.values[columns._role[self._number]]
+        return columns.roles.values[columns.role_numbers[self._number]]
 
     @property
     def message(self) -> None:
@@ -217,8 +218,8 @@ class ColumnEntry:
 
     @property
     def digest(self) -> bytes:
-        size = self._columns._digest_size
-        return bytes(self._columns._digests[self._number * size : (self._number + 1) * size])
+        size = self._columns.digest_size
+        return bytes(self._columns.digests[self._number * size : (self._number + 1) * size])
 
     @property
     def appended_at(self) -> datetime:
@@ -226,43 +227,43 @@ class ColumnEntry:
 
     @property
     def appended_version(self) -> int:
-        return self._columns._appended_version[self._number]
+        return self._columns.appended_version[self._number]
 
     @property
     def active(self) -> bool:
-        return bool(self._columns._active[self._number])
+        return bool(self._columns.active[self._number])
 
     @active.setter
     def active(self, active: bool) -> None:
-        self._columns._active[self._number] = active
+        self._columns.active[self._number] = active
 
     @property
     def added_by(self) -> str | None:
         columns = self._columns
-        return columns._compactions.values[columns._added_by[self._number]]
+        return columns.compactions.values[columns.added_by[self._number]]
 
     @property
     def superseded_by(self) -> str | None:
         columns = self._columns
-        return columns._compactions.values[columns._superseded_by[self._number]]
+        return columns.compactions.values[columns.superseded_by[self._number]]
 
     @superseded_by.setter
     def superseded_by(self, compaction_id: str | None) -> None:
         columns = self._columns
-        columns._superseded_by[self._number] = columns._compactions.number(compaction_id)
+        columns.superseded_by[self._number] = columns.compactions.number(compaction_id)
 
     @property
     def rewound_version(self) -> int | None:
-        return self._columns._rewound_version.get(self._number)
+        return self._columns.rewound_version.get(self._number)
 
     @rewound_version.setter
     def rewound_version(self, version: int | None) -> None:
-        _set(self._columns._rewound_version, self._number, version)
+        _set(self._columns.rewound_version, self._number, version)
 
     @property
     def restored_version(self) -> int | None:
-        return self._columns._restored_version.get(self._number)
+        return self._columns.restored_version.get(self._number)
 
     @restored_version.setter
     def restored_version(self, version: int | None) -> None:
-        _set(self._columns._restored_version, self._number, version)
+        _set(self._columns.restored_version, self._number, version)
