@@ -50,6 +50,42 @@ class _Labels:
         return number
 
 
+_WIDER = {"B": "H", "H": "I", "I": "q"}  # the typecode a column is widened to
+
+
+class Numbers:
+    """A column of integers, each as narrow as the widest value needs (a byte, widened as
+    values come that do not fit)."""
+
+    def __init__(self) -> None:
+        self.values = array("B")
+
+    def __getitem__(self, number: int) -> int:
+        return self.values[number]
+
+    def __setitem__(self, number: int, value: int) -> None:
+        while True:
+            try:
+                self.values[number] = value
+                return
+            except OverflowError:
+                self._widen()
+
+    def append(self, value: int) -> None:
+        while True:
+            try:
+                self.values.append(value)
+                return
+            except OverflowError:
+                self._widen()
+
+    def _widen(self) -> None:
+        wider = _WIDER.get(self.values.typecode)
+        if wider is None:
+            raise OverflowError("a value past 64 bits")
+        self.values = array(wider, self.values)
+
+
 class HistoryColumns:
     """A fold's entries by message id, in storage order, kept in columns (see the module)."""
 
@@ -62,14 +98,14 @@ class HistoryColumns:
         self.digests = bytearray()
         self.digest_size = 0
         self.roles = _Labels()
-        self.role_numbers = array("I")
+        self.role_numbers = Numbers()
         self.compactions = _Labels()
-        self.added_by = array("I")
-        self.superseded_by = array("I")
+        self.added_by = Numbers()
+        self.superseded_by = Numbers()
         self.active = bytearray()
         self._appended_at = array("q")  # microseconds since the epoch (UTC)
         self._naive_times: dict[int, datetime] = {}  # a time without a zone, as it is
-        self.appended_version = array("q")
+        self.appended_version = Numbers()
         self.rewound_version: dict[int, int] = {}  # by entry number: few are rewound
         self.restored_version: dict[int, int] = {}
 

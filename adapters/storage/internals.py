@@ -53,7 +53,7 @@ class CachingSQLiteConnectionPool(SQLiteConnectionPool):
     # KiB of page cache per connection (SQLite's default is 2,000): a compaction of 10,000
     # messages updates ~5 MB of history rows, which a small cache reads again and again.
     cache_kib = 16384
-    small_cache_kib = 512  # for a long read that visits each page about once (verify's)
+    small_cache_kib = 256  # for a long read that visits each page about once (verify's)
 
     def __init__(self, *, synchronous: str = "FULL", **options: Any) -> None:
         self.synchronous = synchronous  # of the log's writes; the views' commit at NORMAL
