@@ -83,8 +83,8 @@ class Projector:
         # PostgreSQL; every event rebuilt once, so that none an older release quarantined
         # for its shape stays out. 3: an SQL view of message_history (its position column)
         "active_messages": 3,
-        # 3: rewound_version, restored_version (Rewound events); 4: position; 5: log_position
-        "message_history": 5,
+        # 3: rewound/restored_version; 4: position; 5: log_position; 6: no FTS5 text copy
+        "message_history": 6,
         "compaction_attempts": 5,  # 3, 5: Compaction{Committed,Failed} 2 (older fail); 4: metadata
         # 2: erased_at, 3: others' 2, 4: rewound_count, 5: state, 6: context_version; 7: the
         # views' tracked mark in the log's order (PostgreSQL: its own table, see the dialect)

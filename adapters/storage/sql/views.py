@@ -248,8 +248,7 @@ class SQLTranscriptViews(TranscriptViews):
             version = self.projector.VERSIONS["message_history"]  # the index of its rows
             indexed, _ = self._search.positions(c)
             for index in self.search_index.tables(LIVE):  # none on an encrypted store
-                c.execute(f"SELECT COUNT(*) AS n FROM {index}")
-                rows = c.fetchone()["n"]
+                rows = self.search_index.entries(c, index)
                 statuses.append(ViewStatus(index, version, indexed, head, rows, quarantined))
         return statuses
 
@@ -258,7 +257,7 @@ class SQLTranscriptViews(TranscriptViews):
     def catch_up(self, progress: Progress | None = None) -> int:
         return self._catch_up.run(progress=progress)
 
-    def project_written(self, transaction: object, events: Sequence[Transcript.Event] = ()) -> None:
+    def project_written(self, transaction: object, events: Sequence[Transcript.Event]) -> None:
         cursor = self.dialect.log_cursor(transaction)
         if cursor is None or self._catch_up.project_own(cursor, events):
             return
