@@ -69,9 +69,9 @@ class _CursorState(ViewState):
     def load_active(self, session_id: str) -> list[ActiveRow]:
         columns = self.rows.dialect.columns
         self.cursor.execute(
-            f"SELECT * FROM {self.tables.active_messages} WHERE {columns.active_match()} "
-            "ORDER BY position",
-            columns.session_params(session_id),
+            columns.active_select(self.tables, "h.session_id, h.message_id, h.role, h.message")
+            + " ORDER BY h.position",
+            columns.active_params(session_id),
         )
         return [self.rows.active(row) for row in self.cursor.fetchall()]
 
@@ -125,8 +125,8 @@ class CatchUp:
         self._session_active = (  # one trip, two columns: the state row, then the messages
             f"SELECT 0 AS position, {dialect.columns.json_array}({current}, {readable}) "
             "AS message FROM (SELECT 1 AS one) AS one LEFT JOIN sessions AS s "
-            "ON s.session_id = ? UNION ALL SELECT position, message FROM active_messages "
-            f"WHERE {dialect.columns.active_match()} ORDER BY position"
+            f"ON s.session_id = ? UNION ALL {dialect.columns.active_select(LIVE, 'h.message')} "
+            "ORDER BY position"
         )
 
     def head(self, c: Cursor) -> int:
@@ -153,7 +153,7 @@ class CatchUp:
         erased, quarantined: `session_state` says which), in one statement. Each row is one
         value apart from its position: a column more of 50 rows costs sqlite3 as much as
         the statement."""
-        params = self.dialect.columns.session_params(session_id)
+        params = self.dialect.columns.active_params(session_id)
         state, *messages = self.dialect.read_tuples(
             self._session_active, (TRACKING_NAME, session_id, *params)
         )
