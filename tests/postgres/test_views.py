@@ -155,7 +155,7 @@ DUPLICATES = {
     "sessions (session id)": "INSERT INTO sessions SELECT session_id, md5(transcript_id), "
     "source, model, parent_id, metadata, started_at, last_event_at, version, message_count, "
     "active_count, compactions_committed, compactions_failed, quarantined, erased_at, "
-    "rewound_count, state, context_version FROM sessions WHERE session_id = %s",
+    "rewound_count, state, context_version, position_base FROM sessions WHERE session_id = %s",
     "active_messages (session, position)": "INSERT INTO message_history SELECT session_id, "
     "seq + 1000, message_id || '-other', role, message, active, superseded_by, added_by, "
     "appended_at, appended_version, rewound_version, restored_version, position, log_position "
