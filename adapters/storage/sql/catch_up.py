@@ -69,9 +69,9 @@ class _CursorState(ViewState):
     def load_active(self, session_id: str) -> list[ActiveRow]:
         columns = self.rows.dialect.columns
         self.cursor.execute(
-            columns.active_select(self.tables, "h.session_id, h.message_id, h.role, h.message")
+            columns.active_positions(self.tables, "h.session_id, h.message_id, h.role, h.message")
             + " ORDER BY h.position",
-            columns.active_params(session_id),
+            (session_id, *columns.active_params(session_id)),
         )
         return [self.rows.active(row) for row in self.cursor.fetchall()]
 
@@ -125,8 +125,8 @@ class CatchUp:
         self._session_active = (  # one trip, two columns: the state row, then the messages
             f"SELECT 0 AS position, {dialect.columns.json_array}({current}, {readable}) "
             "AS message FROM (SELECT 1 AS one) AS one LEFT JOIN sessions AS s "
-            f"ON s.session_id = ? UNION ALL {dialect.columns.active_select(LIVE, 'h.message')} "
-            "ORDER BY position"
+            "ON s.session_id = ? UNION ALL "
+            f"{dialect.columns.active_rows(LIVE, 'h.position, h.message')} ORDER BY position"
         )
 
     def head(self, c: Cursor) -> int:
@@ -149,7 +149,7 @@ class CatchUp:
 
     def session_active(self, session_id: str) -> tuple[bool, list[tuple[int, Any]] | None]:
         """Whether the live views reflect the whole log, and the session's active messages
-        as stored, (position, message) rows, or None if it cannot be read as it is (missing,
+        as stored, (history position, message) rows, or None if it cannot be read as it is (missing,
         erased, quarantined: `session_state` says which), in one statement. Each row is one
         value apart from its position: a column more of 50 rows costs sqlite3 as much as
         the statement."""

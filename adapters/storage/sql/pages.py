@@ -5,7 +5,7 @@ read through the key that orders them, so a page costs the same wherever it star
 last N rows start after the position that `tail_start` finds with one indexed look-up.
 Where ids are not keys themselves (PostgreSQL), the session is matched through its digest
 too, so that the unique (digest, position) index serves the order. Active rows are read from
-`message_history`, above the session's position base (`ColumnTypes.active_select`).
+`message_history`, above the session's position base (`ColumnTypes.active_positions`).
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ class PageQueries:
         """(position, message) of up to `size` active messages after position `after`."""
         rows = self.rows.dialect.tuples(
             c,
-            f"{self._columns.active_select(LIVE, 'h.message')} ORDER BY h.position LIMIT ?",
-            (*self._columns.active_params(session_id, after), size),
+            f"{self._columns.active_positions(LIVE, 'h.message')} ORDER BY h.position LIMIT ?",
+            (session_id, *self._columns.active_params(session_id, after), size),
         )
         messages = self.rows.contents(session_id, rows)
         return [(position, message) for (position, _), message in zip(rows, messages, strict=True)]
@@ -51,9 +51,9 @@ class PageQueries:
         (0: from the first, when it has no more rows than that)."""
         if table == "active_messages":
             c.execute(
-                f"{self._columns.active_select(LIVE, 'h.message_id', position='at')} "
+                f"{self._columns.active_positions(LIVE, 'h.message_id', name='at')} "
                 "ORDER BY h.position DESC LIMIT 1 OFFSET ?",
-                (*self._columns.active_params(session_id), count),
+                (session_id, *self._columns.active_params(session_id), count),
             )
         else:
             c.execute(

@@ -32,10 +32,11 @@ class ViewQueries:
         self.rows = rows
         self._columns = rows.dialect.columns
         session = self._columns.session_match()
-        active_row = self._columns.active_select(
+        active_row = self._columns.active_positions(
             LIVE, "h.session_id, h.message_id, h.role, h.message"
         )
-        self._active = f"{self._columns.active_select(LIVE, 'h.message')} ORDER BY h.position"
+        whole = self._columns.active_rows(LIVE, "h.position, h.message")  # history positions
+        self._active = f"{whole} ORDER BY h.position"
         self._history = f"SELECT * FROM message_history WHERE {session} ORDER BY seq"
         self._pages = {  # a page of the rows of a session after a key, by that key
             "position": f"{active_row} ORDER BY h.position LIMIT ?",
@@ -49,8 +50,7 @@ class ViewQueries:
         self._context = (  # one statement: one moment of the views, whoever projects them
             f"SELECT 0 AS position, {self._columns.json_array}(s.version, {readable}) "
             "AS message FROM (SELECT 1 AS one) AS one LEFT JOIN sessions AS s "
-            f"ON s.session_id = ? UNION ALL {self._columns.active_select(LIVE, 'h.message')} "
-            "ORDER BY position"
+            f"ON s.session_id = ? UNION ALL {whole} ORDER BY position"
         )
 
     def active(self, c: Cursor, session_id: str) -> list[Message]:
@@ -156,7 +156,8 @@ class ViewQueries:
             yield from c.fetchall()
 
     def active_position(self, c: Cursor, session_id: str, message_id: str) -> int | None:
-        c.execute(self._position, (*self._columns.active_params(session_id), message_id))
+        params = (session_id, *self._columns.active_params(session_id), message_id)
+        c.execute(self._position, params)
         row = c.fetchone()
         return row["position"] if row is not None else None
 
@@ -181,7 +182,7 @@ class ViewQueries:
         c.execute(SESSION, (session_id,))
         session = list(read(c.fetchall(), self.rows.session, "session_id"))
         params = self._columns.session_params(session_id)
-        active = (session_id, *params, session_id)  # `active_params` but the position after
+        active = (session_id, *params, session_id)  # `active_positions`' but the one after
         return SessionRows(
             session[0] if session else None,
             read(self._paged(c, "position", active), self.rows.active, "message_id"),

@@ -70,22 +70,31 @@ class ColumnTypes:
             return f"{column} = ?"
         return f"{column} = ? AND {self.id_digest}({column}) = {self.id_digest}(?)"
 
-    def active_select(self, tables: Tables, columns: str, position: str = "position") -> str:
-        """A SELECT of the `columns` of a session's active `message_history` rows (`h`) and
-        their `active_messages` positions (named `position`) after one (`active_params`):
-        the rows above the session's position base, through the position key, its range
-        named (without statistics SQLite may take another key of the session and sort its
-        whole history). Order by `h.position`, the key's order."""
-        base = f"COALESCE((SELECT position_base FROM {tables.sessions} WHERE session_id = ?), 0)"
+    def active_rows(self, tables: Tables, columns: str) -> str:
+        """A SELECT of the `columns` of a session's active `message_history` rows (`h`) after
+        an `active_messages` position (`active_params`): the rows above the session's
+        position base, through the position key, its range named (without statistics SQLite
+        may take another key of the session and sort its whole history). Order by
+        `h.position`, the key's order. One look-up of the base: a read of the whole context
+        that needs no `active_messages` positions takes `h.position`, which orders alike."""
         return (
-            f"SELECT h.position - {base} AS {position}, {columns} "
-            f"FROM {tables.message_history} AS h "
-            f"WHERE {self.session_match('h.session_id')} AND h.position > {base} + ?"
+            f"SELECT {columns} FROM {tables.message_history} AS h WHERE "
+            f"{self.session_match('h.session_id')} AND h.position > {self._base(tables)} + ?"
         )
 
+    def active_positions(self, tables: Tables, columns: str, name: str = "position") -> str:
+        """`active_rows`, their `active_messages` positions first (named `name`): one
+        parameter more, first, the session id."""
+        return self.active_rows(tables, f"h.position - {self._base(tables)} AS {name}, {columns}")
+
     def active_params(self, session_id: str, after: int = 0) -> tuple[str | int, ...]:
-        """The parameters of `active_select`: the rows after position `after`."""
-        return (session_id, *self.session_params(session_id), session_id, after)
+        """The parameters of `active_rows`: the rows after position `after`."""
+        return (*self.session_params(session_id), session_id, after)
+
+    @staticmethod
+    def _base(tables: Tables) -> str:
+        """The session's position base (a row of no session: 0), of one parameter."""
+        return f"COALESCE((SELECT position_base FROM {tables.sessions} WHERE session_id = ?), 0)"
 
     def session_params(self, session_id: str) -> tuple[str, ...]:
         """The parameters of `session_match`."""
