@@ -15,10 +15,7 @@ from typing import Any
 
 import orjson
 
-from transcripts.projections.search_text import search_text
-
 VIEWS = ("sessions", "active_messages", "message_history", "compaction_attempts")
-SEARCH = "message_search"  # the FTS5 index the views write with each history row
 COPY_PREFIX = "bench_copy_"
 TOPIC = "transcripts:Transcript."
 REBUILD_BATCH = 1000  # events per transaction, as the store's catch-up takes them
@@ -71,7 +68,8 @@ def _is_virtual(sql: str | None) -> bool:
 
 def copy_schema(c: sqlite3.Connection) -> list[str]:
     """The DDL of the views as they are in the file, renamed with COPY_PREFIX: their tables,
-    indexes and triggers, the tables those triggers write, and the search index."""
+    indexes and triggers, and the tables those triggers write. (Not the search index: it is
+    filled by the first search after a rebuild, not by the rebuild.)"""
     objects = c.execute(
         "SELECT type, name, tbl_name, sql FROM sqlite_master "
         "WHERE sql IS NOT NULL AND substr(name, 1, ?) != ?",
@@ -80,7 +78,7 @@ def copy_schema(c: sqlite3.Connection) -> list[str]:
     tables = {name for kind, name, _, _ in objects if kind == "table"}
     virtual = {name for kind, name, _, sql in objects if kind == "table" and _is_virtual(sql)}
     shadow = {name for name in tables if any(name.startswith(v + "_") for v in virtual)}
-    copied = {*VIEWS, SEARCH, "stored_events"}
+    copied = {*VIEWS, "stored_events"}
     for kind, _, table, sql in objects:
         if kind == "trigger" and table in copied:
             copied |= {t for t in tables - shadow if re.search(rf"\b{re.escape(t)}\b", sql)}
@@ -100,10 +98,9 @@ class _CopyBatch:
     `order`) marks the rest of that range superseded; at the end of the batch every active
     message of a compacted session is given its position (stored rows by UPDATE)."""
 
-    HISTORY = f"INSERT INTO {COPY_PREFIX}message_history VALUES ({','.join('?' * 13)})"
-    SEARCH_ROW = f"INSERT INTO {COPY_PREFIX}{SEARCH} (rowid, text, session_id, message_id) VALUES (?, ?, ?, ?)"  # noqa: E501
-    ATTEMPT = f"INSERT INTO {COPY_PREFIX}compaction_attempts VALUES ({','.join('?' * 15)})"
-    SESSION = f"INSERT OR REPLACE INTO {COPY_PREFIX}sessions VALUES ({','.join('?' * 16)})"
+    HISTORY = f"INSERT INTO {COPY_PREFIX}message_history VALUES ({','.join('?' * 14)})"
+    ATTEMPT = f"INSERT INTO {COPY_PREFIX}compaction_attempts VALUES ({','.join('?' * 16)})"
+    SESSION = f"INSERT OR REPLACE INTO {COPY_PREFIX}sessions VALUES ({','.join('?' * 18)})"
     SUPERSEDE = (
         f"UPDATE {COPY_PREFIX}message_history SET active = 0, superseded_by = ?, position = NULL "
         "WHERE session_id = ? AND message_id = ?"
@@ -121,17 +118,19 @@ class _CopyBatch:
         self.attempts: list[tuple[Any, ...]] = []
         self.superseded: list[tuple[str, str, str]] = []
         self.compacted: set[str] = set()
+        self.position = 0  # of the event being taken
         self.appended: dict[str, int] = {}  # by transcript id: messages appended (new rows)
         self.sessions: dict[str, list[Any]] = {}
-        self.texts: list[tuple[str, str, str]] = []  # the search rows of new history rows
 
-    def take(self, originator: str, number: int, kind: str, data: Any) -> None:
-        """The rows of one decoded event."""
+    def take(self, position: int, originator: str, number: int, kind: str, data: Any) -> None:
+        """The rows of one decoded event, stored at `position` in the log."""
+        self.position = position
         at = data["timestamp"]["_data_"]
         if kind == "Started":
             metadata = orjson.dumps(data["metadata"]).decode()
             row = [data["session_id"], originator, data["source"], data["model"],
-                   data["parent_id"], metadata, at, at, number, 0, 0, 0, 0, 0, None, 0]  # fmt: skip
+                   data["parent_id"], metadata, at, at, number, 0, 0, 0, 0, 0, None, 0,
+                   "{}", 0]  # fmt: skip
             self.all_sessions[originator], self.actives[originator] = row, []
         else:
             row, active = self.all_sessions[originator], self.actives[originator]
@@ -162,7 +161,7 @@ class _CopyBatch:
         active[:] = data["order"] + active[data["replaced"] :]
         for new in data["added"]:
             self.message(row, new["id"], new["message"], by, at, number)
-        row[11] += 1
+        row[11], row[17] = row[11] + 1, number
         self.compacted.add(originator)
         added = [new["id"] for new in data["added"]]
         self.attempt(row[0], data, number, "committed", superseded, added, at)
@@ -176,9 +175,8 @@ class _CopyBatch:
         text = orjson.dumps({"id": message_id, **content}).decode()
         self.history[(row[0], message_id)] = [
             row[0], row[9], message_id, content["role"], text, 1, None, by, at, number, None,
-            None, None,
+            None, None, self.position,
         ]  # fmt: skip
-        self.texts.append((search_text(content), row[0], message_id))
 
     def attempt(
         self, session_id: str, data: Any, number: int, status: str, superseded: list[str],
@@ -190,6 +188,7 @@ class _CopyBatch:
             data.get("failure"), data.get("error"), data["based_on_version"], len(superseded),
             len(added), orjson.dumps(superseded).decode(), orjson.dumps(added).decode(),
             data["tokens_before"], data["tokens_after"], at,
+            orjson.dumps(data["metadata"]).decode() if "metadata" in data else None,
         ))  # fmt: skip
 
     def write(self, c: sqlite3.Connection) -> None:
@@ -213,9 +212,7 @@ class _CopyBatch:
         c.executemany(self.SUPERSEDE, self.superseded)
         c.executemany(self.PLACE, [(-position, s, m) for position, s, m in placed])
         c.executemany(self.PLACE, placed)
-        last = c.execute(f"SELECT MAX(rowid) FROM {COPY_PREFIX}message_history").fetchone()[0] or 0
-        c.executemany(self.HISTORY, self.history.values())  # rowids last + 1, last + 2, …
-        c.executemany(self.SEARCH_ROW, [(last + n, *t) for n, t in enumerate(self.texts, 1)])
+        c.executemany(self.HISTORY, self.history.values())
         c.executemany(self.ATTEMPT, self.attempts)
         c.executemany(self.SESSION, self.sessions.values())
 
@@ -276,8 +273,8 @@ class PlainCopy:
             if not rows:
                 return done
             batch = _CopyBatch(sessions, actives)
-            for _, originator, number, topic, state in rows:
-                batch.take(originator, number, topic[len(TOPIC) :], orjson.loads(state))
+            for rowid, originator, number, topic, state in rows:
+                batch.take(rowid, originator, number, topic[len(TOPIC) :], orjson.loads(state))
             c.execute("BEGIN IMMEDIATE")
             batch.write(c)
             position = rows[-1][0]
@@ -307,7 +304,7 @@ class PlainCopy:
                 c.execute(f"SELECT COUNT(*) FROM {view}").fetchone()[0],
                 c.execute(f"SELECT COUNT(*) FROM {COPY_PREFIX}{view}").fetchone()[0],
             )
-            for view in (*VIEWS, SEARCH)
+            for view in VIEWS
         }
 
     def close(self) -> None:

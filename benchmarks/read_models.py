@@ -23,10 +23,12 @@ shuffled every round) and each ratio is the median of the per-round ratios:
       in transactions of as many events as the rebuild takes (1,000), decodes each payload
       with `orjson.loads`, and `executemany`s the view rows (message JSON re-encoded) into
       copies of the views' tables made from their DDL as it is in the file (same keys,
-      indexes and triggers), with the supersede and placing updates of compactions, and the
-      FTS5 search index's row of each history row (its text by the store's `search_text`),
-      as the views write it. Both write into the store's file. Targets: rebuild / plain
-      >= 0.5, and >= 100,000 events/s.
+      indexes and triggers), with the supersede and placing updates of compactions, each
+      history row with the log position of the event that added it. Neither writes the
+      full-text index: a rebuild swaps in an empty one, which the first search fills. Both
+      write into the store's file. Target: rebuild / plain >= 0.8 (throughput); the events/s
+      are shown as info (the 100,000 events/s target is retired: the plain program does
+      about a tenth of it on this hardware).
       An "INSERT ... SELECT" of the raw event rows (no decoding: the floor) is shown as info.
   (d) peak RSS of a fresh process that opens the store and rebuilds it (a subprocess: VmRSS
       after opening, then VmHWM, the high-water mark, reset before the rebuild where Linux
@@ -65,8 +67,7 @@ from transcripts import TranscriptStore
 
 TARGET_ACTIVE_HISTORY = 1.2
 TARGET_ACTIVE_SQLITE = 1.5
-TARGET_REBUILD_RATIO = 0.5
-TARGET_REBUILD_RATE = 100_000
+TARGET_REBUILD_RATIO = 0.8
 TARGET_RSS_MB = 150
 RSS_TARGET_EVENTS = 1_000_000
 
@@ -223,8 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     """Parse the options; run in a scratch directory (or be the RSS subprocess)."""
     parser = harness.new_parser(
         __doc__,
-        epilog="Targets: (a) <= 1.2, (b) <= 1.5, (c) >= 0.5 and >= 100k events/s, "
-        "(d) <= 150 MB at 1M events.",
+        epilog="Targets: (a) <= 1.2, (b) <= 1.5, (c) >= 0.8, (d) <= 150 MB at 1M events.",
     )
     harness.add_count(parser, "--history", 10_000, "messages of the long session")
     harness.add_count(parser, "--active", 50, "active messages of both sessions")
@@ -322,7 +322,7 @@ def judge_rebuilds(verdicts: harness.Verdicts, samples: harness.Samples, events:
     rates = [events / r[0] for r in samples[REBUILD]]
     rate, (low, high) = statistics.median(rates), harness.quartiles(rates)
     spread = f"{low:,.0f}–{high:,.0f}"
-    verdicts.line("(c) rebuild, events/s", f"{rate:,.0f}", spread, rate, TARGET_REBUILD_RATE, False)
+    verdicts.line("(c) rebuild, events/s", f"{rate:,.0f}", spread, rate, None, False)
     floor = harness.round_ratios(samples, FLOOR, REBUILD)
     value, (low, high) = statistics.median(floor), harness.quartiles(floor)
     label = "(c) rebuild / INSERT...SELECT, throughput"

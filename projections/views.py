@@ -190,7 +190,7 @@ class TranscriptViews(ABC):
         say: no such session, quarantined or erased, a damaged row."""
 
     @abstractmethod
-    def project_written(self, transaction: object, events: Sequence[Transcript.Event] = ()) -> None:
+    def project_written(self, transaction: object, events: Sequence[Transcript.Event]) -> None:
         """Project, inside a write transaction of the log (its backend's), the entries it
         stored and any before them not projected yet, so that the views are current when it
         commits: one commit per write. `events`: the ones it stored, as in hand (projected

@@ -263,7 +263,7 @@ class SQLTranscriptViews(TranscriptViews):
     def catch_up(self, progress: Progress | None = None) -> int:
         return self._catch_up.run(progress=progress)
 
-    def project_written(self, transaction: object, events: Sequence[Transcript.Event] = ()) -> None:
+    def project_written(self, transaction: object, events: Sequence[Transcript.Event]) -> None:
         cursor = self.dialect.log_cursor(transaction)
         if cursor is not None and not self._catch_up.project_own(cursor, events):
             while self._catch_up.batch(cursor, LIVE, TRACKING_NAME) == BATCH_SIZE:
