@@ -22,7 +22,7 @@ from .retry import StorageCalls
 
 _SESSION_PAGE = 500
 _REPLAY_PAGE = 10_000  # events read at a time when a transcript is replayed
-_READ_PAGE = 1_000  # events read at a time when they are decoded as they are read
+_READ_PAGE = 250  # events read at a time when they are decoded as they are read (verify)
 FIRST_EVENTS = (Transcript.Started, Transcript.Erased)  # a stream begins with one
 _FIRST_TOPICS = [event.TOPIC for event in FIRST_EVENTS]
 

@@ -19,14 +19,15 @@ import orjson
 from eventsourcing.persistence import PersistenceError
 
 from ..domain.errors import StorageError
-from ..domain.id_index import IndexChanges, IndexEntry, id_key, id_of_key
-from ..domain.messages import Message, canonical_json
+from ..domain.id_index import WHOLE_KEY, IndexChanges, IndexEntry, id_key, id_of_key
+from ..domain.messages import canonical_json
 from ..domain.transcript import Transcript, transcript_id
 from ..projections.fold import SessionFold
 from ..projections.verify import Problem, VerifyReport, compare_session, quarantine_problems
 from ..projections.views import Progress, TranscriptViews, ViewStatus
 from . import arguments
 from .event_log import TranscriptLog
+from .storage import IndexReads
 
 STREAMS_TABLE, IDS_TABLE = "log_streams", "log_message_ids"  # the index's tables
 
@@ -90,7 +91,12 @@ class ViewMaintenance:
         with the sessions verified, first with 0.
         """
         arguments.callback(progress, "progress")
-        return self._read(lambda: verify(self._log, self._views, progress), "verify the views")
+
+        def run() -> VerifyReport:
+            with self._log.backend.reading_lightly(self._log):
+                return verify(self._log, self._views, progress)
+
+        return self._read(run, "verify the views")
 
 
 def verify(
@@ -123,38 +129,40 @@ def verify(
 
 def fold_session(log: TranscriptLog, session_id: str) -> tuple[SessionFold, list[Problem]]:
     """The fold of a session's readable events keeping digests (`message_digest`), read a
-    page at a time; and the differences of its index of message ids (`IndexCheck`)."""
-    index = IndexCheck(*log.backend.read_index(log, transcript_id(session_id)))  # then the log
+    page at a time; and the differences of its index of message ids (`IndexCheck`), read by
+    look-ups in one snapshot taken before the log is read."""
     fold, whole = SessionFold(digest=message_digest), True
-    for page in log.readable_pages(session_id):
-        events = [event for event in page if event is not None]
-        whole = whole and len(events) == len(page)  # else quarantined: its writes are refused
-        for event in events:
-            fold.apply_readable(event)
-        index.apply(events)
-    return fold, index.problems(session_id) if whole else []
+    with log.backend.reading_index(log, transcript_id(session_id)) as stored:
+        index = IndexCheck(stored, fold)
+        for page in log.readable_pages(session_id):
+            events = [event for event in page if event is not None]
+            whole = whole and len(events) == len(page)  # else quarantined: its writes are refused
+            index.apply(events)  # before the fold applies them: it holds the earlier events' ids
+            for event in events:
+                fold.apply_readable(event)
+        return fold, index.problems(session_id) if whole else []
 
 
-def message_digest(message: Message) -> bytes:
-    """What verify keeps of a message (with its id) and compares: BLAKE2b of its JSON with
-    sorted keys."""
+def message_digest(value: Any) -> bytes:
+    """What verify keeps of a message (with its id), or of a list of ids, and compares:
+    BLAKE2b of its JSON with sorted keys."""
     try:
-        data = orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
+        data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except orjson.JSONEncodeError:  # what orjson cannot write: an integer past 64 bits
-        data = canonical_json(message)
+        data = canonical_json(value)
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
 class IndexCheck:
-    """A session's index of message ids (the version it reflects, None if never indexed,
-    and its entries by id key), read before its events, checked against what those events
-    up to that version call for as they are read. Of what they call for it holds only the
-    entries that differ from the index: the others are as stored."""
+    """A session's index of message ids as stored (`IndexReads`: looked up, never held
+    whole), checked against what its events up to the index's version call for as they are
+    read. It holds only the entries that differ from the index; the ids earlier events
+    named are the fold's (applied up to the events checked)."""
 
-    def __init__(self, version: int | None, stored: dict[bytes, IndexEntry]) -> None:
-        self.version = version
-        self.unseen = stored  # entries no event has named yet
-        self.seen: dict[bytes, IndexEntry] = {}  # entries named, as the events call for
+    def __init__(self, stored: IndexReads, fold: SessionFold) -> None:
+        self.stored = stored
+        self.fold = fold
+        self.version = stored.version()  # None: never indexed
         self.differs: dict[str, tuple[IndexEntry, IndexEntry | None]] = {}  # (called, stored)
         self.last = 0  # the version of the last event up to `version`
 
@@ -168,26 +176,21 @@ class IndexCheck:
         changes = IndexChanges().apply(events)
         self.last = changes.version
         if changes.replace:  # nothing before is called for any more
-            self.unseen.update(self.seen)
-            stored = ((id_key(i), found) for i, (_, found) in self.differs.items() if found)
-            self.unseen.update(stored)
-            self.seen, self.differs = {}, {}
+            self.differs = {}
+        found = self.stored.entries([i for i in changes.entries if i not in self.differs])
         for message_id, change in changes.entries.items():
-            key = id_key(message_id)
-            if message_id in self.differs:
-                before, found = self.differs.pop(message_id)
-            elif key in self.seen:
-                before = found = self.seen.pop(key)
-            else:
-                before, found = None, self.unseen.pop(key, None)
             content = change.content_hash
+            if message_id in self.differs:
+                before, stored = self.differs.pop(message_id)
+            else:
+                stored = found.get(message_id)
+                named = content is None and not changes.replace and message_id in self.fold.entries
+                before = stored if named else None  # named before, as stored: it matched
             if content is None and before is not None:
                 content = before.content_hash  # a rewind: the content is the same
             called = IndexEntry(content, change.rewound)
-            if called == found:
-                self.seen[key] = called
-            else:
-                self.differs[message_id] = (called, found)
+            if called != stored:
+                self.differs[message_id] = (called, stored)
 
     def problems(self, session_id: str) -> list[Problem]:
         """Every difference; none for a session never indexed (its next write indexes it)."""
@@ -203,8 +206,25 @@ class IndexCheck:
             else:
                 detail = f"expected {called}, stored {found}"
                 problems.append(Problem(session_id, IDS_TABLE, "changed", message_id, detail))
-        extra = [_named(key) for key in self.unseen]
+        extra = [_named(key) for key in self._extra_keys()]
         return problems + [Problem(session_id, IDS_TABLE, "extra", key) for key in extra]
+
+    def _extra_keys(self) -> list[bytes]:
+        """The keys of the index no event up to its version names. The index holds one key
+        for each id named that it holds: when it holds more, they are found in a read of its
+        keys (in order, a page at a time)."""
+        named = sum(1 for e in self.fold.entries.values() if e.appended_version <= self.version)
+        missing = sum(1 for _, found in self.differs.values() if found is None)
+        if self.stored.count() <= named - missing:
+            return []
+        long_ids = {id_key(i): i for i in self.fold.ids() if len(id_key(i)) > WHOLE_KEY}
+        return [key for key in self.stored.keys() if not self._names(key, long_ids)]
+
+    def _names(self, key: bytes, long_ids: dict[bytes, str]) -> bool:
+        """Whether an event up to the index's version names the id of this key."""
+        message_id = long_ids.get(key) or id_of_key(key)
+        entry = None if message_id is None else self.fold.entries.get(message_id)
+        return entry is not None and entry.appended_version <= (self.version or 0)
 
 
 def _named(key: bytes) -> str:

@@ -14,7 +14,7 @@ by this package or another one — without touching the store.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from enum import Enum
@@ -83,6 +83,22 @@ class LogTransaction(Protocol):
 
     def delete_before(self, stream_id: UUID, version: int) -> None:
         """Delete the stream's events below `version` (an erasure's)."""
+
+
+class IndexReads(Protocol):
+    """A stream's index of message ids as stored, read in one snapshot."""
+
+    def version(self) -> int | None:
+        """The version of the stream the index reflects (None: never indexed)."""
+
+    def entries(self, message_ids: Sequence[str]) -> dict[str, IndexEntry]:
+        """The entries of these ids (an id the index does not hold is left out)."""
+
+    def count(self) -> int:
+        """How many ids the index holds."""
+
+    def keys(self) -> Iterator[bytes]:
+        """Its id keys (`domain.id_index.id_key`) in order, read a page at a time."""
 
 
 class Location(Protocol):
@@ -199,11 +215,16 @@ class Backend(ABC):
         committed at the end. Writers of every process take the lock in turn."""
 
     @abstractmethod
-    def read_index(
+    def reading_lightly(self, log: Application[UUID]) -> AbstractContextManager[None]:
+        """While the block runs, this thread's reads keep little in the store's caches in
+        this process (a long read that visits each page once: verify's)."""
+
+    @abstractmethod
+    def reading_index(
         self, log: Application[UUID], stream_id: UUID
-    ) -> tuple[int | None, dict[bytes, IndexEntry]]:
-        """The write side's index of a stream as stored (`domain.id_index`): the version it
-        reflects (None: never indexed) and its entries by id key."""
+    ) -> AbstractContextManager[IndexReads]:
+        """The write side's index of a stream as stored (`domain.id_index`), read by look-ups
+        in one snapshot while the block runs (never held whole)."""
 
     @abstractmethod
     def reset_index(self, log: Application[UUID]) -> None:

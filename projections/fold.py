@@ -9,14 +9,15 @@ removes keys of the session's `state`. An `Erased` tombstone
 leaves only what it records (and `erased_at`); an event after it cannot be applied.
 
 A fold given a `digest` keeps of each message (with its id) only its role and digest, not
-its content: what verifying a long session compares, in memory small per message (its
+its content, in columns (`HistoryColumns`), and of each compaction's ids their count and
+digest (`KeptIds`): what verifying a long session compares, in memory small per message (its
 `active()` and `history()` cannot be said).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -25,6 +26,7 @@ from ..domain.committed import superseded_ids
 from ..domain.messages import Message, with_id
 from ..domain.state import changed_state
 from ..domain.transcript import Transcript
+from .history_columns import ColumnEntry, HistoryColumns
 
 COMMITTED = "committed"
 FAILED = "failed"
@@ -65,6 +67,20 @@ class HistoryEntry:
         return self.message
 
 
+@dataclass(frozen=True)
+class KeptIds:
+    """A list of message ids as a fold that keeps digests keeps it: how many, and a digest."""
+
+    count: int
+    digest: bytes
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __repr__(self) -> str:
+        return f"{self.count} id(s), digest {self.digest.hex()}"
+
+
 @dataclass
 class SessionFold:
     session_id: str = ""
@@ -76,13 +92,19 @@ class SessionFold:
     started_at: datetime | None = None
     last_event_at: datetime | None = None
     version: int = 0
-    entries: dict[str, HistoryEntry] = field(default_factory=dict)  # in storage order
+    entries: dict[str, HistoryEntry] | HistoryColumns = field(init=False)  # in storage order
     active_ids: list[str] = field(default_factory=list)
     compactions: list[dict[str, Any]] = field(default_factory=list)
     erased_at: datetime | None = None
     context_version: int = 0  # of the last compaction, rewind or restore
     # What is kept of each message with its id, instead of the message itself (None: itself)
-    digest: Callable[[Message], bytes] | None = None
+    digest: Callable[[Any], bytes] | None = None
+
+    def __post_init__(self) -> None:
+        self.entries = self._no_entries()
+
+    def _no_entries(self) -> dict[str, HistoryEntry] | HistoryColumns:
+        return HistoryColumns() if self.digest else {}
 
     @classmethod
     def of(cls, events: Iterable[Transcript.Event]) -> SessionFold:
@@ -144,7 +166,7 @@ class SessionFold:
         self.metadata = {}
         self.state = {}
         self.started_at = event.started_at
-        self.entries = {}
+        self.entries = self._no_entries()
         self.active_ids = []
         self.compactions = []
         self.erased_at = event.timestamp
@@ -201,7 +223,7 @@ class SessionFold:
         added_ids = [new["id"] for new in event.added]
         for new in event.added:
             self._check(new["id"], new["message"])
-        if not self.entries.keys().isdisjoint(added_ids):
+        if any(added_id in self.entries for added_id in added_ids):
             raise ValueError("a compaction adding a message id stored already")
         order = list(event.order)
         named = {*event.kept, *added_ids}
@@ -217,8 +239,8 @@ class SessionFold:
         self.compactions.append(audit)
         self.context_version = event.originator_version
 
-    @staticmethod
     def _audit_entry(
+        self,
         event: Transcript.CompactionCommitted | Transcript.CompactionFailed,
         status: str,
         superseded: list[str],
@@ -230,8 +252,8 @@ class SessionFold:
             "reason": event.reason,
             "failure": None,
             "error": None,
-            "superseded": list(superseded),
-            "added": added,
+            "superseded": self.keep_ids(list(superseded)),
+            "added": self.keep_ids(added),
             "based_on_version": event.based_on_version,
             "tokens_before": event.tokens_before,
             "tokens_after": event.tokens_after,
@@ -240,7 +262,16 @@ class SessionFold:
             "metadata": getattr(event, "metadata", None),  # a failure has none
         }
 
-    def kept(self, entry: HistoryEntry) -> Message | bytes:
+    def keep_ids(self, message_ids: list[str]) -> list[str] | KeptIds:
+        """A list of ids as the fold keeps it: itself, or its count and digest."""
+        return KeptIds(len(message_ids), self.digest(message_ids)) if self.digest else message_ids
+
+    def ids(self) -> Sequence[str]:
+        """The ids of the history, in storage order."""
+        entries = self.entries
+        return entries.ids() if isinstance(entries, HistoryColumns) else list(entries)
+
+    def kept(self, entry: HistoryEntry | ColumnEntry) -> Message | bytes:
         """An entry's message with its id as the fold keeps it: itself, or its digest."""
         return entry.digest if entry.digest is not None else with_id(entry.id, entry.contents())
 

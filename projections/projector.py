@@ -79,11 +79,11 @@ class Projector:
     """Projects Transcript events into the views. Bump a view's version to rebuild it."""
 
     VERSIONS: ClassVar[dict[str, int]] = {
-        # 2: the views write the search index (what triggers fed could fail); ids hashed on
-        # PostgreSQL; every event rebuilt once, so that none an older release quarantined
-        # for its shape stays out. 3: an SQL view of message_history; 4: above position_base
+        # 2: the views write the search index, ids hashed on PostgreSQL, every event rebuilt
+        # once (none an older release quarantined stays out); 3: a view; 4: position_base
         "active_messages": 4,
-        "message_history": 6,  # 3: rewound/restored_version, 4: position, 5: log_position, 6: kept
+        # 3: rewound/restored_version; 4: position; 5: log_position; 6: no FTS5 text copy; 7: kept
+        "message_history": 7,
         "compaction_attempts": 5,  # 3, 5: Compaction{Committed,Failed} 2 (older fail); 4: metadata
         "sessions": 7,  # 2: erased_at, 3: others' 2, 4: rewound_n, 5: state, 6: context, 7: base
     }

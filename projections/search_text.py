@@ -6,6 +6,9 @@ one call, or strings; a call's `function.name` / `function.arguments`, or its ow
 `arguments`), and its `reasoning`. Any other shape adds nothing and fails nothing: every
 message `append` accepts has a text (perhaps empty), so the search index can always take it.
 NUL, which PostgreSQL text cannot hold, becomes a space.
+
+A change of this text is a new view version of `message_history`: SQLite's index keeps no
+copy of it, and deletes an entry by the words this gives for its row again.
 """
 
 from __future__ import annotations

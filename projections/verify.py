@@ -14,6 +14,7 @@ from typing import Any
 
 from ..domain.transcript import transcript_id
 from .fold import HistoryEntry, SessionFold
+from .history_columns import ColumnEntry
 from .rows import ActiveRow, AttemptRow, HistoryRow, QuarantineRow, SessionRow
 from .views import SessionRows
 
@@ -62,7 +63,7 @@ def compare_session(session_id: str, fold: SessionFold | None, rows: SessionRows
         *_diff_rows(
             session_id,
             "message_history",
-            list(entries),
+            fold.ids(),
             lambda key: _expected_history(fold, entries[key]),
             ((row.message_id, _stored_history(fold, row), row.seq) for row in rows.history),
         ),
@@ -71,7 +72,7 @@ def compare_session(session_id: str, fold: SessionFold | None, rows: SessionRows
             "compaction_attempts",
             [entry["id"] for entry in fold.compactions],
             {entry["id"]: _expected_attempt(entry) for entry in fold.compactions}.__getitem__,
-            ((row.compaction_id, _stored_attempt(row), None) for row in rows.attempts),
+            ((row.compaction_id, _stored_attempt(fold, row), None) for row in rows.attempts),
         ),
         *_diff_session(session_id, fold, rows.session),
     ]
@@ -113,7 +114,7 @@ def quarantine_problems(rows: Sequence[QuarantineRow]) -> list[Problem]:
     ]
 
 
-def _expected_active(fold: SessionFold, entry: HistoryEntry) -> dict[str, Any]:
+def _expected_active(fold: SessionFold, entry: HistoryEntry | ColumnEntry) -> dict[str, Any]:
     return {"role": entry.role, "message": fold.kept(entry)}
 
 
@@ -121,7 +122,7 @@ def _stored_active(fold: SessionFold, row: ActiveRow) -> dict[str, Any]:
     return {"role": row.role, "message": fold.keep(row.message)}
 
 
-def _expected_history(fold: SessionFold, entry: HistoryEntry) -> dict[str, Any]:
+def _expected_history(fold: SessionFold, entry: HistoryEntry | ColumnEntry) -> dict[str, Any]:
     """A fold entry as its `message_history` row must be (its message as the fold keeps it)."""
     return {
         "role": entry.role,
@@ -155,8 +156,16 @@ def _expected_attempt(entry: dict[str, Any]) -> dict[str, Any]:
     return {**entry, "counts": (len(entry["superseded"]), len(entry["added"]))}
 
 
-def _stored_attempt(row: AttemptRow) -> dict[str, Any]:
-    return {**row.as_audit_entry(), "counts": (row.superseded_count, row.added_count)}
+def _stored_attempt(fold: SessionFold, row: AttemptRow) -> dict[str, Any]:
+    """A `compaction_attempts` row as `_expected_attempt` says it (its ids as the fold keeps
+    them)."""
+    entry = row.as_audit_entry()
+    return {
+        **entry,
+        "superseded": fold.keep_ids(entry["superseded"]),
+        "added": fold.keep_ids(entry["added"]),
+        "counts": (row.superseded_count, row.added_count),
+    }
 
 
 def _diff_rows(

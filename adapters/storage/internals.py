@@ -13,7 +13,9 @@ been checked against it.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from eventsourcing.persistence import InterfaceError, Tracking, TrackingRecorder
@@ -45,16 +47,50 @@ def track(tracker: TrackingRecorder, cursor: Any, name: str, position: int) -> N
 class CachingSQLiteConnectionPool(SQLiteConnectionPool):
     """The library's SQLite pool, whose connections keep `statements` prepared statements
     (the library keeps one), commit at `synchronous`, delete with `secure_delete` on, and
-    cache up to `cache_kib` of pages."""
+    cache up to `cache_kib` of pages (`small_cache_kib` in a thread reading `lightly`)."""
 
     statements = 256
     # KiB of page cache per connection (SQLite's default is 2,000): a compaction of 10,000
     # messages updates ~5 MB of history rows, which a small cache reads again and again.
     cache_kib = 16384
+    small_cache_kib = 256  # for a long read that visits each page about once (verify's)
 
-    def __init__(self, *, synchronous: str = "FULL", **options: Any) -> None:
+    def __init__(
+        self,
+        *,
+        synchronous: str = "FULL",
+        prepare: Callable[[sqlite3.Connection], None] | None = None,
+        **options: Any,
+    ) -> None:
         self.synchronous = synchronous  # of the log's writes; the views' commit at NORMAL
+        self.prepare = prepare  # SQL functions the views need, given to each connection
+        self._light = threading.local()  # whether this thread reads `lightly`
         super().__init__(**options)
+
+    @contextmanager
+    def lightly(self) -> Iterator[None]:
+        """While the block runs, each connection this thread takes caches at most
+        `small_cache_kib` of pages (its cache is shrunk, and grown again when it is put
+        back): a long read then holds little memory, whatever its length."""
+        outer = getattr(self._light, "on", False)
+        self._light.on = True
+        try:
+            yield
+        finally:
+            self._light.on = outer
+
+    def get_connection(
+        self, timeout: float | None = None, *, is_writer: bool | None = None
+    ) -> SQLiteConnection:
+        connection = super().get_connection(timeout, is_writer=is_writer)
+        if getattr(self._light, "on", False):
+            _cache(connection, self.small_cache_kib)
+        return connection
+
+    def put_connection(self, conn: SQLiteConnection) -> None:
+        if getattr(self._light, "on", False):
+            _cache(conn, self.cache_kib)
+        super().put_connection(conn)
 
     def _create_connection(self) -> SQLiteConnection:
         try:
@@ -72,4 +108,11 @@ class CachingSQLiteConnectionPool(SQLiteConnectionPool):
         connection.execute("PRAGMA secure_delete = ON")
         connection.execute(f"PRAGMA cache_size = -{self.cache_kib}")
         connection.execute(f"PRAGMA synchronous = {self.synchronous}")
+        if self.prepare is not None:
+            self.prepare(connection)
         return SQLiteConnection(sqlite_conn=connection, max_age=self.max_age)
+
+
+def _cache(connection: SQLiteConnection, kib: int) -> None:
+    """Set the connection's page cache (a smaller one frees the pages beyond it)."""
+    connection._sqlite_conn.execute(f"PRAGMA cache_size = -{kib}")  # type: ignore[attr-defined]

@@ -5,27 +5,47 @@ and never come back; a follower keeps the index warm."""
 
 from __future__ import annotations
 
+import shutil
+import sqlite3
 import threading
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
 from support.processes import Child, program
-from support.rows import query
+from support.rows import is_sqlite, path_of, query
 from transcripts import TranscriptStore
+from transcripts.adapters.storage.sqlite.search import register_functions
 from transcripts.config import new_cipher_key
 from transcripts.domain.errors import TranscriptError
 from transcripts.projections.projector import Projector
 
 SEARCHERS = 4
+OLD_STORE = Path(__file__).parents[1] / "data" / "stores" / "release_compaction_v1.db"
 
 
 def index_rows(url: str, session_id: str | None = None) -> int:
-    """The rows of the search index (of one session), read with plain SQL."""
+    """The entries of the search index (of one session), read with plain SQL: on SQLite
+    one row of sizes per message indexed (the FTS5 table reads its text from the history)."""
     where = "" if session_id is None else f" WHERE session_id = '{session_id}'"
+    if is_sqlite(url):
+        entries = "message_search_docsize JOIN message_history ON message_history.rowid = id"
+        if session_id is None:
+            entries = "message_search_docsize"
+        return query(url, f"SELECT COUNT(*) FROM {entries}{where}")[0][0]
     return query(url, f"SELECT COUNT(*) FROM message_search{where}")[0][0]
+
+
+def check_index(url: str) -> None:
+    """FTS5's check of a current index against the text it reads from the history rows
+    (SQLite: raises if an entry was deleted that was never indexed, or another's words)."""
+    if is_sqlite(url):
+        with closing(sqlite3.connect(path_of(url))) as db:
+            register_functions(db)
+            db.execute("INSERT INTO message_search (message_search) VALUES ('integrity-check')")
 
 
 def index_lag(store: TranscriptStore) -> int:
@@ -132,9 +152,37 @@ def test_a_forgotten_session_leaves_the_index_and_a_later_catch_up_does_not_brin
         assert index_rows(durable_url, "indexed") == 0
         assert {hit["session_id"] for hit in store.search("tram", limit=100)} == {"kept"}
         assert index_lag(store) == 0
+        check_index(durable_url)
         store.rebuild_projections()  # and from scratch
         assert {hit["session_id"] for hit in store.search("tram", limit=100)} == {"kept"}
     assert index_rows(durable_url) == index_rows(durable_url, "kept") == 10
+    check_index(durable_url)
+
+
+def test_a_store_whose_index_kept_a_copy_of_the_text_is_rebuilt_on_open_and_searched(
+    tmp_path: Path,
+) -> None:
+    """The release before kept each message's text in the index too (FTS5's own content
+    table); its store's index is made again, reading the text from the history rows."""
+    path = tmp_path / "old.db"
+    shutil.copyfile(OLD_STORE, path)
+    url = f"sqlite:///{path}"
+    with TranscriptStore.open(url) as store:
+        assert [(hit["message_id"], hit["snippet"]) for hit in store.search("summarizing")] == [
+            ("late", "appended while «summarizing»")
+        ]
+        assert [hit["message_id"] for hit in store.search('"later 3"')] == ["q3"]
+        store.forget("plan")
+        assert store.search("summarizing OR later") == []
+    assert query(url, "SELECT name FROM sqlite_master WHERE name LIKE 'message_search%'") == [
+        ("message_search",),
+        ("message_search_data",),
+        ("message_search_idx",),
+        ("message_search_docsize",),
+        ("message_search_config",),
+        ("message_search_text",),
+    ]
+    check_index(url)
 
 
 def test_following_the_log_keeps_the_index_up_to_date(durable_url: str) -> None:

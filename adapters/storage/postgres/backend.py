@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from uuid import UUID
 from weakref import WeakKeyDictionary
 
@@ -31,17 +31,22 @@ from eventsourcing.utils import get_topic
 
 from ....application.storage import Backend, Failure, StoreConfig
 from ....domain.errors import StorageError, StoreNotFoundError
-from ....domain.id_index import IndexEntry
 from ....projections.projector import Projector
 from ..environment import shared_env
 from ..internals import without_retry
 from ..sealing import SETTINGS_TABLE
-from ..sql.log_index import IndexTypes, LogIndex
+from ..sql.log_index import IndexTypes, LogIndex, StoredIndex
 from ..sql.schema import QUARANTINE, VERSIONS_TABLE
 from ..sql.search import NoSearch
 from ..sql.views import SQLTranscriptViews
 from . import erasure
-from .dialect import ID_DIGEST_FUNCTION, OUTDATED_DIGEST, PostgresDialect, advisory_key
+from .dialect import (
+    ID_DIGEST_FUNCTION,
+    OUTDATED_DIGEST,
+    READ_TRANSACTION,
+    PostgresDialect,
+    advisory_key,
+)
 from .follow import LogFollower
 from .location import URL_FORM, PostgresLocation, parse_url
 from .search import PostgresSearchIndex
@@ -169,12 +174,15 @@ class PostgresBackend(Backend):
             log.recorder, self._index(log), durable=log.env.get(SYNCHRONOUS_COMMIT) != "off"
         )
 
-    def read_index(
-        self, log: Application[UUID], stream_id: UUID
-    ) -> tuple[int | None, dict[bytes, IndexEntry]]:
+    def reading_lightly(self, log: Application[UUID]) -> AbstractContextManager[None]:
+        return nullcontext()  # the server caches: its reads hold a page of rows at a time
+
+    @contextmanager
+    def reading_index(self, log: Application[UUID], stream_id: UUID) -> Iterator[StoredIndex]:
         assert isinstance(log.recorder, PostgresApplicationRecorder)
         with log.recorder.datastore.transaction(commit=False) as cursor:
-            return self._index(log).stored(cursor, stream_id)
+            cursor.execute(READ_TRANSACTION)  # one snapshot
+            yield StoredIndex(self._index(log), cursor, stream_id)
 
     def reset_index(self, log: Application[UUID]) -> None:
         with self.writing(log) as tx:

@@ -122,7 +122,7 @@ class PostgresSearchIndex(SearchIndex):
         )
         return len(entries)
 
-    def erase(self, c: Cursor, tables: Tables, session_id: str) -> None:
+    def erase(self, c: Cursor, tables: Tables, session_id: str, indexed: int) -> None:
         c.execute(
             f"DELETE FROM {search_table(tables.message_history)} WHERE session_id = ?",
             (session_id,),

@@ -19,7 +19,7 @@ unless there are such events, so a write finds one in its session with a look-up
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -48,6 +48,7 @@ STREAMS = "log_streams"
 MESSAGE_IDS = "log_message_ids"
 KEY_SETTING = "message_id_keys"  # its value: the `KEY_VERSION` of the index's keys
 IDS_PER_QUERY = 500  # well under every backend's limit of parameters
+KEYS_PER_PAGE = 1_000  # id keys read at a time when a stream's index is read in order
 _TOPICS_DIGEST = hashlib.sha256(" ".join(sorted(STORED_TOPICS)).encode()).hexdigest()[:8]
 
 
@@ -60,6 +61,28 @@ class IndexTypes:
     integer: str
     boolean: str
     table_options: str = ""  # SQLite: WITHOUT ROWID (the key is the row)
+
+
+@dataclass(frozen=True)
+class StoredIndex:
+    """One stream's index as stored, read by look-ups on a cursor whose transaction is one
+    snapshot (`application.storage.IndexReads`)."""
+
+    index: LogIndex
+    cursor: Any
+    stream_id: UUID
+
+    def version(self) -> int | None:
+        return self.index.version(self.cursor, self.stream_id)
+
+    def entries(self, message_ids: Sequence[str]) -> dict[str, IndexEntry]:
+        return self.index.entries(self.cursor, self.stream_id, message_ids)
+
+    def count(self) -> int:
+        return self.index.count(self.cursor, self.stream_id)
+
+    def keys(self) -> Iterator[bytes]:
+        return self.index.keys(self.cursor, self.stream_id)
 
 
 class LogIndex:
@@ -151,25 +174,35 @@ class LogIndex:
                 found[by_digest[bytes(row["id_key"])]] = IndexEntry(digest, bool(row["rewound"]))
         return found
 
-    def stored(self, cursor: Any, stream_id: UUID) -> tuple[int | None, dict[bytes, IndexEntry]]:
-        """The version the stream's index reflects (None: never indexed), and its entries by
-        id key."""
+    def version(self, cursor: Any, stream_id: UUID) -> int | None:
+        """The version the stream's index reflects (None: never indexed)."""
         key = self.stream_key(stream_id)
         cursor.execute(self._sql(f"SELECT version FROM {STREAMS} WHERE stream_id = ?"), (key,))
         row = cursor.fetchone()
+        return None if row is None else row["version"]
+
+    def count(self, cursor: Any, stream_id: UUID) -> int:
+        """How many ids the stream's index holds."""
         cursor.execute(
-            self._sql(
-                f"SELECT id_key, content_hash, rewound FROM {MESSAGE_IDS} WHERE stream_id = ?"
-            ),
-            (key,),
+            self._sql(f"SELECT COUNT(*) AS n FROM {MESSAGE_IDS} WHERE stream_id = ?"),
+            (self.stream_key(stream_id),),
         )
-        entries = {
-            bytes(entry["id_key"]): IndexEntry(
-                self._open(bytes(entry["content_hash"])), bool(entry["rewound"])
-            )
-            for entry in cursor.fetchall()
-        }
-        return (None if row is None else row["version"]), entries
+        return int(cursor.fetchone()["n"])
+
+    def keys(self, cursor: Any, stream_id: UUID) -> Iterator[bytes]:
+        """The id keys of the stream's index in order, read a page at a time."""
+        key, after = self.stream_key(stream_id), b""
+        statement = self._sql(
+            f"SELECT id_key FROM {MESSAGE_IDS} WHERE stream_id = ? AND id_key > ? "
+            f"ORDER BY id_key LIMIT {KEYS_PER_PAGE}"
+        )
+        while True:
+            cursor.execute(statement, (key, after))
+            page = [bytes(row["id_key"]) for row in cursor.fetchall()]
+            yield from page
+            if len(page) < KEYS_PER_PAGE:
+                return
+            after = page[-1]
 
     def reset(self, cursor: Any) -> None:
         """Drop every stream's index: the next write of each session indexes it anew."""

@@ -23,6 +23,8 @@ LEFT_OUT = f"SELECT version FROM {QUARANTINE} WHERE transcript_id = ?"
 T = TypeVar("T")
 ATTEMPTS = "SELECT * FROM compaction_attempts WHERE session_id = ? ORDER BY version"
 ROWS_PER_PAGE = 1_000  # rows a statement reads when a session's rows are read whole
+# compaction attempts read at a time: one holds the ids it superseded, as many as a context
+ATTEMPTS_PER_PAGE = 1
 SESSION = "SELECT * FROM sessions WHERE session_id = ?"
 IDS_PER_QUERY = 500  # well under every backend's limit of parameters
 
@@ -187,18 +189,24 @@ class ViewQueries:
             session[0] if session else None,
             read(self._paged(c, "position", active), self.rows.active, "message_id"),
             read(self._paged(c, "seq", params), self.rows.history, "message_id"),
-            read(self._paged(c, "version", (session_id,)), self.rows.attempt, "compaction_id"),
+            read(
+                self._paged(c, "version", (session_id,), ATTEMPTS_PER_PAGE),
+                self.rows.attempt,
+                "compaction_id",
+            ),
             unreadable,
         )
 
-    def _paged(self, c: Cursor, key: str, params: tuple[str, ...]) -> Iterator[Any]:
-        """A session's rows of one view in the order of `key`, read a page at a time."""
+    def _paged(
+        self, c: Cursor, key: str, params: tuple[str, ...], size: int = ROWS_PER_PAGE
+    ) -> Iterator[Any]:
+        """A session's rows of one view in the order of `key`, read `size` at a time."""
         after = 0
         while True:
-            c.execute(self._pages[key], (*params, after, ROWS_PER_PAGE))
+            c.execute(self._pages[key], (*params, after, size))
             page = c.fetchall()
             yield from page
-            if len(page) < ROWS_PER_PAGE:
+            if len(page) < size:
                 return
             after = page[-1][key]
 

@@ -113,6 +113,7 @@ class Rebuild:
         rebuilt_tables = [*NEXT.names(), *self.search.tables(NEXT)]
         for view in (LIVE.active_messages, NEXT.active_messages):  # made again on the new table
             self.dialect.drop(c, view)
+        self.search.before_swap(c)
         for live, rebuilt in zip(live_tables, rebuilt_tables, strict=True):
             self.dialect.swap_table(c, live, rebuilt)
         c.execute(self.dialect.columns.active_view_statement(LIVE))

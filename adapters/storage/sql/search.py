@@ -17,6 +17,8 @@ from ....projections.views import SearchHit, SearchQuery
 from .dialect import Cursor
 from .schema import Tables
 
+SEARCH_TRACKING_NAME = "transcripts~search"  # the log position the index reflects
+
 
 class SearchIndex(ABC):
     """The full-text index of a set of view tables, and the queries it answers."""
@@ -35,8 +37,18 @@ class SearchIndex(ABC):
         (included); return how many."""
 
     @abstractmethod
-    def erase(self, c: Cursor, tables: Tables, session_id: str) -> None:
-        """Drop the entries of a session whose history rows are being deleted."""
+    def erase(self, c: Cursor, tables: Tables, session_id: str, indexed: int) -> None:
+        """Drop the entries of a session whose history rows are being deleted (the index
+        holds those up to the log position `indexed`)."""
+
+    def entries(self, c: Cursor, table: str) -> int:
+        """How many messages the index table `table` holds."""
+        c.execute(f"SELECT COUNT(*) AS n FROM {table}")
+        return int(c.fetchone()["n"])
+
+    def before_swap(self, c: Cursor) -> None:
+        """Drop what would stop the rebuilt tables from taking the live names."""
+        return None
 
     def after_swap(self, c: Cursor) -> None:
         """Finish what the swapped-in index needs under its live names."""
@@ -67,7 +79,7 @@ class NoSearch(SearchIndex):
     def index(self, c: Cursor, tables: Tables, first: int, last: int) -> int:
         return 0
 
-    def erase(self, c: Cursor, tables: Tables, session_id: str) -> None:
+    def erase(self, c: Cursor, tables: Tables, session_id: str, indexed: int) -> None:
         return None
 
     def check_available(self) -> None:

@@ -14,9 +14,8 @@ from __future__ import annotations
 from .catch_up import TRACKING_NAME
 from .dialect import Cursor, Dialect
 from .schema import LIVE
-from .search import SearchIndex
+from .search import SEARCH_TRACKING_NAME, SearchIndex
 
-SEARCH_TRACKING_NAME = "transcripts~search"
 POSITIONS_PER_BATCH = 10_000  # log positions indexed per transaction
 
 

@@ -253,8 +253,7 @@ class SQLTranscriptViews(TranscriptViews):
             version = self.projector.VERSIONS["message_history"]  # the index of its rows
             indexed, _ = self._search.positions(c)
             for index in self.search_index.tables(LIVE):  # none on an encrypted store
-                c.execute(f"SELECT COUNT(*) AS n FROM {index}")
-                rows = c.fetchone()["n"]
+                rows = self.search_index.entries(c, index)
                 statuses.append(ViewStatus(index, version, indexed, head, rows, quarantined))
         return statuses
 

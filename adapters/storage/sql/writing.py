@@ -21,8 +21,8 @@ import orjson
 from ....projections.rows import ActiveRow, QuarantineRow, ViewChanges
 from ..sealing import ContentColumns
 from .dialect import Cursor, Dialect
-from .schema import VERSIONS_TABLE, Tables
-from .search import SearchIndex
+from .schema import LIVE, VERSIONS_TABLE, Tables
+from .search import SEARCH_TRACKING_NAME, SearchIndex
 from .supersession import Superseder
 
 
@@ -151,7 +151,9 @@ class ChangeWriter:
         from the search index (holding the index's lock: a catch-up indexing them at the
         same time would put them back)."""
         self.dialect.lock_index(c)
-        self.search.erase(c, tables, session_id)
+        # A rebuilt index is empty until it is swapped in and searched.
+        indexed = self.dialect.tracked(c, SEARCH_TRACKING_NAME) if tables == LIVE else 0
+        self.search.erase(c, tables, session_id, indexed)
         columns = self.dialect.columns
         c.execute(
             f"DELETE FROM {tables.message_history} WHERE {columns.session_match()}",

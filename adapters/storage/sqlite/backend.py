@@ -10,8 +10,8 @@ when the store closes.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Hashable
-from contextlib import AbstractContextManager
+from collections.abc import Hashable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from uuid import UUID, uuid4
@@ -24,10 +24,10 @@ from eventsourcing.utils import get_topic
 
 from ....application.storage import Backend, Failure, StoreConfig
 from ....domain.errors import StorageError
-from ....domain.id_index import IndexEntry
 from ....projections.projector import Projector
 from ..environment import shared_env
-from ..sql.log_index import IndexTypes, LogIndex
+from ..internals import CachingSQLiteConnectionPool
+from ..sql.log_index import IndexTypes, LogIndex, StoredIndex
 from ..sql.search import NoSearch
 from ..sql.views import SQLTranscriptViews
 from . import erasure, files
@@ -133,12 +133,17 @@ class SQLiteBackend(Backend):
         assert isinstance(log.recorder, SQLiteApplicationRecorder)
         return log_transaction(log.recorder, self._index(log))
 
-    def read_index(
-        self, log: Application[UUID], stream_id: UUID
-    ) -> tuple[int | None, dict[bytes, IndexEntry]]:
+    def reading_lightly(self, log: Application[UUID]) -> AbstractContextManager[None]:
+        assert isinstance(log.recorder, SQLiteApplicationRecorder)
+        pool = log.recorder.datastore.pool
+        assert isinstance(pool, CachingSQLiteConnectionPool)
+        return pool.lightly()
+
+    @contextmanager
+    def reading_index(self, log: Application[UUID], stream_id: UUID) -> Iterator[StoredIndex]:
         assert isinstance(log.recorder, SQLiteApplicationRecorder)
         with log.recorder.datastore.transaction(commit=False) as cursor:
-            return self._index(log).stored(cursor, stream_id)
+            yield StoredIndex(self._index(log), cursor, stream_id)
 
     def reset_index(self, log: Application[UUID]) -> None:
         with self.writing(log) as tx:

@@ -18,6 +18,7 @@ from eventsourcing.sqlite import SQLiteFactory
 from eventsourcing.utils import Environment, EnvType
 
 from ..internals import CachingSQLiteConnectionPool
+from .search import register_functions
 
 SYNCHRONOUS = "SQLITE_SYNCHRONOUS"  # FULL (the store's durability "full") or NORMAL
 
@@ -35,5 +36,6 @@ class Factory(SQLiteFactory):
             max_age=plain.max_age,
             pre_ping=plain.pre_ping,
             synchronous=self.env.get(SYNCHRONOUS, "FULL"),
+            prepare=register_functions,  # the search index's content is made with one
         )
         plain.close()

@@ -274,3 +274,27 @@ def test_a_session_longer_than_a_page_is_verified_page_by_page_and_its_damage_na
         ("message_history", "misordered", "positions"),  # seq 1100 is gone
         ("log_message_ids", "changed", "m920"),
     ]
+
+
+def test_index_entries_no_event_names_are_extra_each_named_by_its_id_or_its_key(
+    durable_url: str,
+) -> None:
+    """The index is looked up, never read whole: when it holds more ids than the events name,
+    its keys are read in order and each the log does not name is extra (a long id's key,
+    which does not hold the id whole, by the key in hex); the log's own long id is not."""
+    long_id, ghost = "l" * 80, id_key("g" * 80)
+    with TranscriptStore.open(durable_url) as store:
+        store.start("s")
+        store.append("s", [{"id": "m1", "role": "user"}, {"id": long_id, "role": "user"}])
+        assert store.verify_projections().ok
+        for key in (id_key("ghost"), ghost):
+            query(
+                durable_url,
+                "INSERT INTO log_message_ids VALUES (?, ?, ?, ?)",
+                (stream_key(durable_url, "s"), key, bytes(32), False),
+            )
+        found = [(p.view, p.kind, p.key) for p in store.verify_projections().problems]
+    assert found == [
+        ("log_message_ids", "extra", f"id key {ghost.hex()}"),
+        ("log_message_ids", "extra", "ghost"),
+    ]
