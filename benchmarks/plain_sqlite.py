@@ -93,16 +93,18 @@ def copy_schema(c: sqlite3.Connection) -> list[str]:
 class _CopyBatch:
     """The rows one batch of events writes, built from the decoded payloads by plain code.
 
-    `active_messages` is a view of the history rows that have a position. A compaction
-    (version 2: the first `replaced` active messages, of which it keeps `kept`, then
-    `order`) marks the rest of that range superseded; at the end of the batch every active
-    message of a compacted session is given its position (stored rows by UPDATE)."""
+    `active_messages` is a view of the history rows above their session's position base.
+    A compaction (version 2: the first `replaced` active messages, of which it keeps `kept`,
+    then `order`) marks the rest of that range superseded where they are (positions are
+    never reused) and moves the base above every position the session has; at the end of
+    the batch every active message of a compacted session is given its position above the
+    base (stored rows by UPDATE)."""
 
     HISTORY = f"INSERT INTO {COPY_PREFIX}message_history VALUES ({','.join('?' * 14)})"
     ATTEMPT = f"INSERT INTO {COPY_PREFIX}compaction_attempts VALUES ({','.join('?' * 16)})"
-    SESSION = f"INSERT OR REPLACE INTO {COPY_PREFIX}sessions VALUES ({','.join('?' * 18)})"
+    SESSION = f"INSERT OR REPLACE INTO {COPY_PREFIX}sessions VALUES ({','.join('?' * 19)})"
     SUPERSEDE = (
-        f"UPDATE {COPY_PREFIX}message_history SET active = 0, superseded_by = ?, position = NULL "
+        f"UPDATE {COPY_PREFIX}message_history SET active = 0, superseded_by = ? "
         "WHERE session_id = ? AND message_id = ?"
     )
     PLACE = (
@@ -117,6 +119,7 @@ class _CopyBatch:
         self.history: dict[tuple[str, str], list[Any]] = {}
         self.attempts: list[tuple[Any, ...]] = []
         self.superseded: list[tuple[str, str, str]] = []
+        self.placed: list[tuple[int, str, str]] = []  # stored rows' new positions, in order
         self.compacted: set[str] = set()
         self.position = 0  # of the event being taken
         self.appended: dict[str, int] = {}  # by transcript id: messages appended (new rows)
@@ -130,7 +133,7 @@ class _CopyBatch:
             metadata = orjson.dumps(data["metadata"]).decode()
             row = [data["session_id"], originator, data["source"], data["model"],
                    data["parent_id"], metadata, at, at, number, 0, 0, 0, 0, 0, None, 0,
-                   "{}", 0]  # fmt: skip
+                   "{}", 0, 0]  # fmt: skip
             self.all_sessions[originator], self.actives[originator] = row, []
         else:
             row, active = self.all_sessions[originator], self.actives[originator]
@@ -152,12 +155,14 @@ class _CopyBatch:
         """A committed compaction's rows; `active` becomes the new active list."""
         kept, by = set(data["kept"]), data["compaction_id"]
         superseded = [i for i in active[: data["replaced"]] if i not in kept]
+        self.place(originator, row)  # the places the rows have before it
         for message_id in superseded:
             pending = self.history.get((row[0], message_id))
             if pending is None:
                 self.superseded.append((by, row[0], message_id))
             else:
                 pending[5], pending[6] = 0, by
+        row[18] += len(active)  # above every position the session has
         active[:] = data["order"] + active[data["replaced"] :]
         for new in data["added"]:
             self.message(row, new["id"], new["message"], by, at, number)
@@ -191,27 +196,30 @@ class _CopyBatch:
             orjson.dumps(data["metadata"]).decode() if "metadata" in data else None,
         ))  # fmt: skip
 
+    def place(self, originator: str, row: list[Any]) -> None:
+        """Give the session's active messages that have no place yet theirs above its base:
+        every one once it was compacted in this batch, else those appended by it."""
+        active = self.actives[originator]
+        first = (
+            1
+            if originator in self.compacted
+            else len(active) - self.appended.get(originator, 0) + 1
+        )
+        for position, message_id in enumerate(active[first - 1 :], row[18] + first):
+            pending = self.history.get((row[0], message_id))
+            if pending is None:
+                self.placed.append((position, row[0], message_id))
+            else:
+                pending[12] = position
+
     def write(self, c: sqlite3.Connection) -> None:
         """Write the batch's rows (in the caller's transaction): superseded stored rows leave
-        the active list, stored rows move (negated first: no two rows of a session share a
-        position), then the new rows are inserted with theirs."""
-        placed = []
+        the active list where they are, stored rows move above the base (no row has a
+        position there yet), then the new rows are inserted with theirs."""
         for originator, row in self.sessions.items():
-            active = self.actives[originator]
-            first = (
-                1
-                if originator in self.compacted
-                else len(active) - self.appended.get(originator, 0) + 1
-            )
-            for position, message_id in enumerate(active[first - 1 :], first):
-                pending = self.history.get((row[0], message_id))
-                if pending is None:
-                    placed.append((position, row[0], message_id))
-                else:
-                    pending[12] = position
+            self.place(originator, row)
         c.executemany(self.SUPERSEDE, self.superseded)
-        c.executemany(self.PLACE, [(-position, s, m) for position, s, m in placed])
-        c.executemany(self.PLACE, placed)
+        c.executemany(self.PLACE, self.placed)
         c.executemany(self.HISTORY, self.history.values())
         c.executemany(self.ATTEMPT, self.attempts)
         c.executemany(self.SESSION, self.sessions.values())

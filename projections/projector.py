@@ -5,8 +5,8 @@ committed compaction: `segments`) into one `ViewChanges` that the views write, i
 batch's transaction with the tracked log position. It reads the current state of the
 sessions it touches through a `ViewState` (the stored views), and keeps what the segment
 changed in memory, so a batch of appends costs a few bulk inserts. A committed compaction is
-a `Supersession` the views make where the rows are: its cost does not grow with the number
-of messages it supersedes.
+a `Supersession` the views make where the rows are (its cost does not grow with what it
+supersedes), leaving the superseded rows where they are: the context moves above them.
 
 An entry that cannot be decoded or applied (unknown topic, corrupt payload, an event for a
 session that was never started, a compaction of messages that are not active) does not stop
@@ -79,16 +79,13 @@ class Projector:
     """Projects Transcript events into the views. Bump a view's version to rebuild it."""
 
     VERSIONS: ClassVar[dict[str, int]] = {
-        # 2: the views write the search index (what triggers fed could fail); ids hashed on
-        # PostgreSQL; every event rebuilt once, so that none an older release quarantined
-        # for its shape stays out. 3: an SQL view of message_history (its position column)
-        "active_messages": 3,
-        # 3: rewound/restored_version; 4: position; 5: log_position; 6: no FTS5 text copy
-        "message_history": 6,
+        # 2: the views write the search index, ids hashed on PostgreSQL, every event rebuilt
+        # once (none an older release quarantined stays out); 3: a view; 4: position_base
+        "active_messages": 4,
+        # 3: rewound/restored_version; 4: position; 5: log_position; 6: no FTS5 text copy; 7: kept
+        "message_history": 7,
         "compaction_attempts": 5,  # 3, 5: Compaction{Committed,Failed} 2 (older fail); 4: metadata
-        # 2: erased_at, 3: others' 2, 4: rewound_count, 5: state, 6: context_version; 7: the
-        # views' tracked mark in the log's order (PostgreSQL: its own table, see the dialect)
-        "sessions": 7,
+        "sessions": 8,  # 2 erased_at, 3 others' 2, 4 rewound_n, 5 state, 6 context, 7 base, 8 mark
     }
 
     def __init__(self, state: ViewState) -> None:
@@ -238,8 +235,7 @@ class Projector:
         row.context_version = event.originator_version
 
     def _committed(self, session: _Session, event: Transcript.CompactionCommitted) -> None:
-        """Made where the rows are (`Supersession`): the first `replaced` active rows are
-        not read, whatever their number."""
+        """Made where the rows are (`Supersession`): the replaced rows are not read."""
         row = session.row
         kept = set(event.kept)
         added = {new["id"]: with_id(new["id"], new["message"]) for new in event.added}
@@ -269,6 +265,8 @@ class Projector:
             kept=[(message_id, positions[message_id]) for message_id in event.kept],
             added=rows,
             length=len(order),
+            base=row.position_base,  # the views move it above every position of the session:
+            next_base=row.position_base + row.active_count,  # positions are never reused
         )
         row.active_count += len(order) - event.replaced
         row.compactions_committed += 1

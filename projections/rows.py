@@ -5,8 +5,10 @@ The public schema (same table and column names on every SQL backend):
   `message_history` rows that have a position, so a message's content is stored once)
 - `message_history`: session_id, seq, message_id, role, message, active, superseded_by,
   added_by, appended_at, appended_version, rewound_version, restored_version, position
-  (NULL unless active), log_position (of the event that added the row: never reused, the
-  full-text index's high-water mark)
+  (the row's place in the session's order, never reused: NULL while rewound or never active;
+  a superseded row keeps the one it had; an active row's is its `active_messages` position
+  plus the session's `position_base`), log_position (of the event that added the row: never
+  reused, the full-text index's high-water mark)
 - `compaction_attempts`: compaction_id, session_id, version, status, reason, failure, error,
   based_on_version, superseded_count, added_count, superseded_ids, added_ids,
   tokens_before, tokens_after, at, metadata
@@ -14,7 +16,8 @@ The public schema (same table and column names on every SQL backend):
   last_event_at, version, message_count, active_count, compactions_committed,
   compactions_failed, quarantined, erased_at, rewound_count, state, context_version (the
   version of the last compaction, rewind or restore: what a reader of the active context a
-  page at a time checks)
+  page at a time checks), position_base (the `message_history` positions up to it are not
+  active: an active row's `active_messages` position is its own minus this)
 - `quarantined_events`: position, transcript_id, session_id, version, topic, reason
 `message` columns hold the message as JSON, with its `id`. A rewound message is not active,
 and its `rewound_version` is the version of the `Rewound` event that took it out (NULL while
@@ -133,6 +136,10 @@ class SessionRow:
     # The version of the last event that changed the active context otherwise than by
     # appending a new message: a compaction, a rewind, a restore (0: none).
     context_version: int = 0
+    # The history positions up to it are out of the active context: a committed compaction
+    # leaves the rows it supersedes where they are and moves the context above them (the
+    # views move it, as they make its `Supersession`: a batch's rows are above it as read).
+    position_base: int = 0
 
     def as_summary(self) -> dict[str, Any]:
         """The entry `TranscriptStore.sessions()` returns."""
@@ -179,6 +186,8 @@ class Supersession:
     kept: list[tuple[str, int]]  # (message id, new position)
     added: list[ActiveRow]
     length: int  # of the replacement: the rest moves up to follow it
+    base: int  # the session's position base before: its active rows were above it
+    next_base: int  # after: above every history position the session had (never reused)
 
 
 @dataclass

@@ -99,3 +99,39 @@ def test_views_of_an_older_release_are_rebuilt_on_open_even_in_a_store_with_no_e
         assert store.history("s")[0]["rewound"] is True
         assert store.verify_projections().ok
     assert dict(query(durable_url, "SELECT view, version FROM view_versions")) == Projector.VERSIONS
+
+
+def test_a_store_of_the_release_before_positions_above_a_base_is_rebuilt_once_on_open(
+    durable_url: str,
+) -> None:
+    """The release before: superseded rows lost their positions, the active ones were 1..n,
+    `sessions` had no position_base and `active_messages` was every row with a position."""
+    fill(durable_url)
+    query(durable_url, "DROP VIEW active_messages")
+    query(durable_url, "ALTER TABLE sessions DROP COLUMN position_base")
+    query(
+        durable_url,
+        "CREATE VIEW active_messages AS SELECT session_id, position, message_id, role, "
+        "message FROM message_history WHERE position IS NOT NULL",
+    )
+    query(durable_url, "UPDATE message_history SET position = NULL WHERE NOT active")
+    query(durable_url, "UPDATE message_history SET position = 1 WHERE active")  # the summary
+    for view, version in {"active_messages": 3, "message_history": 6, "sessions": 6}.items():
+        query(durable_url, "UPDATE view_versions SET version = ? WHERE view = ?", (version, view))
+    with TranscriptStore.open(durable_url) as store:
+        assert [m["content"] for m in store.active("s")] == ["sum"]
+        assert store.verify_projections().ok
+    assert dict(query(durable_url, "SELECT view, version FROM view_versions")) == Projector.VERSIONS
+    assert query(durable_url, "SELECT position FROM message_history ORDER BY seq") == [
+        (1,),
+        (2,),
+        (3,),
+        (4,),
+        (5,),  # the superseded rows keep theirs; the summary above
+    ]
+    assert query(durable_url, "SELECT position_base FROM sessions") == [(4,)]
+    assert query(durable_url, "SELECT position, message_id FROM active_messages")[0][0] == 1
+    rebuilt = stored(durable_url)
+    with TranscriptStore.open(durable_url) as store:  # once: current now
+        assert [m["content"] for m in store.active("s")] == ["sum"]
+    assert stored(durable_url) == rebuilt

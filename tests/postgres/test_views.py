@@ -120,9 +120,10 @@ def test_a_plain_sql_reader_naming_the_session_digest_reads_the_active_context_b
     with connect(postgres_url) as connection:
         connection.execute("SET enable_seqscan = off")  # the table is too small to need it
         plan = "\n".join(row[0] for row in connection.execute(f"EXPLAIN {query}"))
-    assert "Index Scan using message_history_position_key" in plan
-    [condition] = [line for line in plan.splitlines() if "Index Cond:" in line]
-    assert "session_id" in condition  # the session's entries, not every active row's
+    lines = plan.splitlines()
+    [scan] = [n for n, line in enumerate(lines) if "using message_history_position_key" in line]
+    assert "Index Cond:" in lines[scan + 1] and "session_id" in lines[scan + 1]  # its entries
+    assert "position_base" in plan  # the rows above the session's base
 
 
 def test_a_rebuild_keeps_the_rows_the_constraint_names_and_the_indexes_users_made(
@@ -155,7 +156,7 @@ DUPLICATES = {
     "sessions (session id)": "INSERT INTO sessions SELECT session_id, md5(transcript_id), "
     "source, model, parent_id, metadata, started_at, last_event_at, version, message_count, "
     "active_count, compactions_committed, compactions_failed, quarantined, erased_at, "
-    "rewound_count, state, context_version FROM sessions WHERE session_id = %s",
+    "rewound_count, state, context_version, position_base FROM sessions WHERE session_id = %s",
     "active_messages (session, position)": "INSERT INTO message_history SELECT session_id, "
     "seq + 1000, message_id || '-other', role, message, active, superseded_by, added_by, "
     "appended_at, appended_version, rewound_version, restored_version, position, log_position "

@@ -70,3 +70,6 @@ class MemoryViews(ViewState):
             ),
         ]
         self.active[change.session_id] = sorted(moved, key=lambda row: row.position)
+        for session in self.sessions.values():  # as the views move it
+            if session.session_id == change.session_id:
+                session.position_base = change.next_base

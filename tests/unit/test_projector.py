@@ -83,8 +83,16 @@ def test_one_batch_holding_a_start_appends_and_a_compaction_makes_every_row_the_
     assert changes.active_rewrites == {}
     summary_row = ActiveRow("trip", 2, summary_id, "system", {"id": summary_id, **summary("sum")})
     assert changes.supersession == Supersession(
-        "trip", "cmp-1", replaced=6, kept=[("m1", 1), ("m6", 3)], added=[summary_row], length=3
+        "trip",
+        "cmp-1",
+        replaced=6,
+        kept=[("m1", 1), ("m6", 3)],
+        added=[summary_row],
+        length=3,
+        base=0,
+        next_base=6,  # the superseded rows keep positions 2-5, the context moves above 6
     )
+    assert views.sessions[TRIP_ID].position_base == 6
     assert active_ids(views) == ["m1", summary_id, "m6"]
     assert views.superseded == {("trip", f"m{i}"): "cmp-1" for i in range(2, 6)}
     [attempt] = changes.attempts

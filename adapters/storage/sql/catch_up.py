@@ -72,9 +72,9 @@ class _CursorState(ViewState):
     def load_active(self, session_id: str) -> list[ActiveRow]:
         columns = self.rows.dialect.columns
         self.cursor.execute(
-            f"SELECT * FROM {self.tables.active_messages} WHERE {columns.active_match()} "
-            "ORDER BY position",
-            columns.session_params(session_id),
+            columns.active_positions(self.tables, "h.session_id, h.message_id, h.role, h.message")
+            + " ORDER BY h.position",
+            (session_id, *columns.active_params(session_id)),
         )
         return [self.rows.active(row) for row in self.cursor.fetchall()]
 
@@ -131,8 +131,8 @@ class CatchUp:
         self._session_active = (  # one trip, two columns: the state row, then the messages
             f"SELECT 0 AS position, {dialect.columns.json_array}({current}, {readable}) "
             "AS message FROM (SELECT 1 AS one) AS one LEFT JOIN sessions AS s "
-            "ON s.session_id = ? UNION ALL SELECT position, message FROM active_messages "
-            f"WHERE {dialect.columns.active_match()} ORDER BY position"
+            "ON s.session_id = ? UNION ALL "
+            f"{dialect.columns.active_rows(LIVE, 'h.position, h.message')} ORDER BY position"
         )
 
     def head(self, c: Cursor) -> int:
@@ -161,11 +161,11 @@ class CatchUp:
 
     def session_active(self, session_id: str) -> tuple[bool, list[tuple[int, Any]] | None]:
         """Whether the live views reflect the whole log, and the session's active messages
-        as stored, (position, message) rows, or None if it cannot be read as it is (missing,
+        as stored, (history position, message) rows, or None if it cannot be read as it is (missing,
         erased, quarantined: `session_state` says which), in one statement. Each row is one
         value apart from its position: a column more of 50 rows costs sqlite3 as much as
         the statement."""
-        params = self.dialect.columns.session_params(session_id)
+        params = self.dialect.columns.active_params(session_id)
         state, *messages = self.dialect.read_tuples(
             self._session_active, (*self._tracked, session_id, *params)
         )

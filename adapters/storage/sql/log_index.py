@@ -138,10 +138,6 @@ class LogIndex:
         """The tables and the index it creates."""
         return [STREAMS, MESSAGE_IDS, self.topics_index]
 
-    def state(self, cursor: Any, stream_id: UUID) -> IndexState:
-        cursor.execute(*self.state_statement(stream_id))
-        return self.state_of(cursor)
-
     def state_statement(self, stream_id: UUID) -> tuple[str, tuple[Any, ...]]:
         """The statement reading the stream's `IndexState`, and its parameters."""
         key = self.stream_key(stream_id)

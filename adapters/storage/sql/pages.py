@@ -4,7 +4,8 @@ Each page is `size` rows after a position (`active_messages.position`, `message_
 read through the key that orders them, so a page costs the same wherever it starts; the
 last N rows start after the position that `tail_start` finds with one indexed look-up.
 Where ids are not keys themselves (PostgreSQL), the session is matched through its digest
-too, so that the unique (digest, position) index serves the order.
+too, so that the unique (digest, position) index serves the order. Active rows are read from
+`message_history`, above the session's position base (`ColumnTypes.active_positions`).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from ....projections.rows import HistoryRow
 from ....projections.views import PageMark
 from .dialect import Cursor
 from .rows import RowReader
+from .schema import LIVE
 
-_ORDER = {"active_messages": "position", "message_history": "seq"}
 MAX_VERSION = 2**63 - 1
 
 
@@ -31,9 +32,8 @@ class PageQueries:
         """(position, message) of up to `size` active messages after position `after`."""
         rows = self.rows.dialect.tuples(
             c,
-            f"SELECT position, message FROM active_messages WHERE {self._session} "
-            "AND position > ? ORDER BY position LIMIT ?",
-            (*self._key(session_id), after, size),
+            f"{self._columns.active_positions(LIVE, 'h.message')} ORDER BY h.position LIMIT ?",
+            (session_id, *self._columns.active_params(session_id, after), size),
         )
         messages = self.rows.contents(session_id, rows)
         return [(position, message) for (position, _), message in zip(rows, messages, strict=True)]
@@ -49,12 +49,18 @@ class PageQueries:
     def tail_start(self, c: Cursor, table: str, session_id: str, count: int) -> int:
         """The position after which the last `count` rows of the session's `table` begin
         (0: from the first, when it has no more rows than that)."""
-        order = _ORDER[table]
-        c.execute(
-            f"SELECT {order} AS at FROM {table} WHERE {self._session} "
-            f"ORDER BY {order} DESC LIMIT 1 OFFSET ?",
-            (*self._key(session_id), count),
-        )
+        if table == "active_messages":
+            c.execute(
+                f"{self._columns.active_positions(LIVE, 'h.message_id', name='at')} "
+                "ORDER BY h.position DESC LIMIT 1 OFFSET ?",
+                (session_id, *self._columns.active_params(session_id), count),
+            )
+        else:
+            c.execute(
+                f"SELECT seq AS at FROM {table} WHERE {self._session} "
+                "ORDER BY seq DESC LIMIT 1 OFFSET ?",
+                (*self._key(session_id), count),
+            )
         row = c.fetchone()
         return 0 if row is None else int(row["at"])
 

@@ -15,7 +15,7 @@ from ....projections.rows import AttemptRow, HistoryRow, QuarantineRow, SessionR
 from ....projections.views import SessionRows
 from .dialect import Cursor
 from .rows import UNREADABLE, DamagedRow, RowReader, message_key
-from .schema import QUARANTINE
+from .schema import LIVE, QUARANTINE
 
 # The versions of a transcript's events the views quarantined.
 LEFT_OUT = f"SELECT version FROM {QUARANTINE} WHERE transcript_id = ?"
@@ -33,30 +33,30 @@ class ViewQueries:
     def __init__(self, rows: RowReader) -> None:
         self.rows = rows
         self._columns = rows.dialect.columns
-        session, active = self._columns.session_match(), self._columns.active_match()
-        self._active = (
-            f"SELECT position, message FROM active_messages WHERE {active} ORDER BY position"
+        session = self._columns.session_match()
+        active_row = self._columns.active_positions(
+            LIVE, "h.session_id, h.message_id, h.role, h.message"
         )
+        whole = self._columns.active_rows(LIVE, "h.position, h.message")  # history positions
+        self._active = f"{whole} ORDER BY h.position"
         self._history = f"SELECT * FROM message_history WHERE {session} ORDER BY seq"
         self._pages = {  # a page of the rows of a session after a key, by that key
-            "position": f"SELECT * FROM active_messages WHERE {active} AND position > ? "
-            "ORDER BY position LIMIT ?",
+            "position": f"{active_row} ORDER BY h.position LIMIT ?",
             "seq": f"SELECT * FROM message_history WHERE {session} AND seq > ? "
             "ORDER BY seq LIMIT ?",
             "version": "SELECT * FROM compaction_attempts WHERE session_id = ? AND version > ? "
             "ORDER BY version LIMIT ?",
         }
-        self._position = f"SELECT position FROM active_messages WHERE {session} AND message_id = ?"
+        self._position = f"{active_row} AND h.message_id = ?"
         readable = "s.transcript_id IS NOT NULL AND s.erased_at IS NULL AND s.quarantined = 0"
         self._context = (  # one statement: one moment of the views, whoever projects them
             f"SELECT 0 AS position, {self._columns.json_array}(s.version, {readable}) "
             "AS message FROM (SELECT 1 AS one) AS one LEFT JOIN sessions AS s "
-            "ON s.session_id = ? UNION ALL SELECT position, message FROM active_messages "
-            f"WHERE {active} ORDER BY position"
+            f"ON s.session_id = ? UNION ALL {whole} ORDER BY position"
         )
 
     def active(self, c: Cursor, session_id: str) -> list[Message]:
-        rows = self.rows.dialect.tuples(c, self._active, self._columns.session_params(session_id))
+        rows = self.rows.dialect.tuples(c, self._active, self._columns.active_params(session_id))
         return self.rows.contents(session_id, rows)
 
     def history(self, c: Cursor, session_id: str) -> list[HistoryRow]:
@@ -125,7 +125,7 @@ class ViewQueries:
         views can say (see `TranscriptViews.context_in`)."""
         dialect, load = self.rows.dialect, self.rows.json_content
         (_, state), *rows = dialect.tuples(
-            c, self._context, (session_id, *self._columns.session_params(session_id))
+            c, self._context, (session_id, *self._columns.active_params(session_id))
         )
         try:
             version, readable = dialect.load_json(state)
@@ -158,7 +158,8 @@ class ViewQueries:
             yield from c.fetchall()
 
     def active_position(self, c: Cursor, session_id: str, message_id: str) -> int | None:
-        c.execute(self._position, (*self._columns.session_params(session_id), message_id))
+        params = (session_id, *self._columns.active_params(session_id), message_id)
+        c.execute(self._position, params)
         row = c.fetchone()
         return row["position"] if row is not None else None
 
@@ -183,9 +184,10 @@ class ViewQueries:
         c.execute(SESSION, (session_id,))
         session = list(read(c.fetchall(), self.rows.session, "session_id"))
         params = self._columns.session_params(session_id)
+        active = (session_id, *params, session_id)  # `active_positions`' but the one after
         return SessionRows(
             session[0] if session else None,
-            read(self._paged(c, "position", params), self.rows.active, "message_id"),
+            read(self._paged(c, "position", active), self.rows.active, "message_id"),
             read(self._paged(c, "seq", params), self.rows.history, "message_id"),
             read(
                 self._paged(c, "version", (session_id,), ATTEMPTS_PER_PAGE),

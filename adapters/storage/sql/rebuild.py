@@ -73,7 +73,7 @@ class Rebuild:
         """Refuse a key that cannot read the store; rebuild views of other versions."""
         with self.dialect.writing() as c:
             self._check_encryption(c, content)
-            stored = self._versions(c)
+            stored = stored_versions(c)
             self._refuse_newer(stored)
             self.search.upgrade(c)
             if stored == self.projector.VERSIONS:
@@ -129,7 +129,7 @@ class Rebuild:
         with self.dialect.reading() as c:
             return (
                 self.dialect.relation_kind(c, NEXT.sessions) is None
-                and self._versions(c) == self.projector.VERSIONS
+                and stored_versions(c) == self.projector.VERSIONS
             )
 
     def _check_encryption(self, c: Cursor, content: ContentColumns) -> None:
@@ -149,7 +149,8 @@ class Rebuild:
         c.execute(f"SELECT 1 AS found FROM {self.dialect.events_table} LIMIT 1")
         return c.fetchone() is not None
 
-    @staticmethod
-    def _versions(c: Cursor) -> dict[str, int]:
-        c.execute(f"SELECT view, version FROM {VERSIONS_TABLE}")
-        return {row["view"]: row["version"] for row in c.fetchall()}
+
+def stored_versions(c: Cursor) -> dict[str, int]:
+    """The version of each view the store's views were built with."""
+    c.execute(f"SELECT view, version FROM {VERSIONS_TABLE}")
+    return {row["view"]: row["version"] for row in c.fetchall()}

@@ -110,6 +110,7 @@ class RowReader:
             rewound_count=row["rewound_count"],
             state=self.json_content(row["state"]),
             context_version=row["context_version"],
+            position_base=row["position_base"],
         )
 
     def _active(self, row: Row) -> ActiveRow:

@@ -9,7 +9,7 @@ from ....projections.rows import VIEW_NAMES
 from ..sealing import SETTINGS_TABLE
 
 REBUILD_SUFFIX = "__next"
-ACTIVE_VIEW = "active_messages"  # an SQL view: the history rows that have a position
+ACTIVE_VIEW = "active_messages"  # an SQL view: the history rows above the position base
 QUARANTINE = "quarantined_events"
 VERSIONS_TABLE = "view_versions"
 
@@ -70,11 +70,31 @@ class ColumnTypes:
             return f"{column} = ?"
         return f"{column} = ? AND {self.id_digest}({column}) = {self.id_digest}(?)"
 
-    def active_match(self, alias: str = "") -> str:
-        """`session_match` of `active_messages` rows, through the position key: its range
-        named (`position > 0`), as without statistics SQLite may take another key of the
-        session and sort its whole history."""
-        return f"{self.session_match(alias + 'session_id')} AND {alias}position > 0"
+    def active_rows(self, tables: Tables, columns: str) -> str:
+        """A SELECT of the `columns` of a session's active `message_history` rows (`h`) after
+        an `active_messages` position (`active_params`): the rows above the session's
+        position base, through the position key, its range named (without statistics SQLite
+        may take another key of the session and sort its whole history). Order by
+        `h.position`, the key's order. One look-up of the base: a read of the whole context
+        that needs no `active_messages` positions takes `h.position`, which orders alike."""
+        return (
+            f"SELECT {columns} FROM {tables.message_history} AS h WHERE "
+            f"{self.session_match('h.session_id')} AND h.position > {self._base(tables)} + ?"
+        )
+
+    def active_positions(self, tables: Tables, columns: str, name: str = "position") -> str:
+        """`active_rows`, their `active_messages` positions first (named `name`): one
+        parameter more, first, the session id."""
+        return self.active_rows(tables, f"h.position - {self._base(tables)} AS {name}, {columns}")
+
+    def active_params(self, session_id: str, after: int = 0) -> tuple[str | int, ...]:
+        """The parameters of `active_rows`: the rows after position `after`."""
+        return (*self.session_params(session_id), session_id, after)
+
+    @staticmethod
+    def _base(tables: Tables) -> str:
+        """The session's position base (a row of no session: 0), of one parameter."""
+        return f"COALESCE((SELECT position_base FROM {tables.sessions} WHERE session_id = ?), 0)"
 
     def session_params(self, session_id: str) -> tuple[str, ...]:
         """The parameters of `session_match`."""
@@ -109,7 +129,7 @@ class ColumnTypes:
             f"message_count {i} NOT NULL, active_count {i} NOT NULL, "
             f"compactions_committed {i} NOT NULL, compactions_failed {i} NOT NULL, "
             f"quarantined {i} NOT NULL, erased_at {at}, rewound_count {i} NOT NULL, "
-            f"state {j} NOT NULL, context_version {i} NOT NULL)",
+            f"state {j} NOT NULL, context_version {i} NOT NULL, position_base {i} NOT NULL)",
             f"CREATE TABLE IF NOT EXISTS {tables.message_history} ("
             f"session_id {t} NOT NULL, seq {i} NOT NULL, message_id {t} NOT NULL, "
             f"role {t} NOT NULL, message {j} NOT NULL, active {b} NOT NULL, "
@@ -130,11 +150,14 @@ class ColumnTypes:
         ]
 
     def active_view_statement(self, tables: Tables) -> str:
-        """`active_messages`: each active message's history row, which holds its position."""
+        """`active_messages`: each active message's history row, above its session's
+        position base, at its position less the base (1, 2, …; a row of no session: as it
+        is, so that verify_projections sees it)."""
         return (
-            f"{self.create_view} {tables.active_messages} AS SELECT session_id, position, "
-            f"message_id, role, message FROM {tables.message_history} "
-            "WHERE position IS NOT NULL"
+            f"{self.create_view} {tables.active_messages} AS SELECT h.session_id, "
+            "h.position - COALESCE(s.position_base, 0) AS position, h.message_id, h.role, "
+            f"h.message FROM {tables.message_history} AS h LEFT JOIN {tables.sessions} AS s "
+            "ON s.session_id = h.session_id WHERE h.position > COALESCE(s.position_base, 0)"
         )
 
     def id_index_statements(self, tables: Tables) -> list[str]:

@@ -50,9 +50,9 @@ from .catch_up import BATCH_SIZE, TRACKING_NAME, CatchUp, Followed, SessionState
 from .dialect import Cursor, Dialect
 from .pages import PageQueries
 from .queries import LEFT_OUT, ViewQueries
-from .rebuild import Rebuild
+from .rebuild import Rebuild, stored_versions
 from .rows import RowReader
-from .schema import LIVE, QUARANTINE
+from .schema import ACTIVE_VIEW, LIVE, QUARANTINE, VERSIONS_TABLE
 from .search import SearchIndex
 from .search_catch_up import SearchCatchUp
 from .writing import ChangeWriter
@@ -105,10 +105,15 @@ class SQLTranscriptViews(TranscriptViews):
 
     def create_tables(self) -> None:
         """Create the view tables (and the tracking table, and the index) if missing. Views
-        of a release before `active_messages` was an SQL view stay as they are: opening the
-        store rebuilds them (`ensure_current`)."""
+        of another version of `active_messages` (a table before it was an SQL view; a view
+        of columns older tables lack) stay as they are: opening the store rebuilds them
+        (`ensure_current`)."""
         with self.dialect.reading() as c:
-            older = self.dialect.relation_kind(c, LIVE.active_messages) == "table"
+            older = self.dialect.relation_kind(c, LIVE.active_messages) == "table" or (
+                self.dialect.relation_kind(c, VERSIONS_TABLE) is not None
+                and stored_versions(c).get(ACTIVE_VIEW, self.projector.VERSIONS[ACTIVE_VIEW])
+                != self.projector.VERSIONS[ACTIVE_VIEW]
+            )
         self.dialect.create_tables(
             [
                 *([] if older else self.dialect.columns.create_statements(LIVE)),

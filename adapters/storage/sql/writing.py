@@ -6,9 +6,10 @@ The full-text index is not written here: it catches up from `message_history` wh
 Rows are inserted and updated in bulk (`executemany`), content columns sealed on an
 encrypted store. An erased session's rows go first: the batch holds no other row of it.
 Rewind marks go before supersessions: a message is superseded only while active, and stays
-so. `active_messages` is the history rows that have a position: a message appended by the
-batch gets its position with its history row, one restored or added by a compaction has
-its row updated, and a rewritten active list first takes every position of its session.
+so. `active_messages` is the history rows above their session's position base: a message
+appended by the batch gets its position (the base plus its place in the context) with its
+history row, one restored or added by a compaction has its row updated, and a rewritten
+active list first takes every position above the base.
 """
 
 from __future__ import annotations
@@ -41,7 +42,11 @@ class ChangeWriter:
         time, flag, content = self.dialect.time_param, self.dialect.bool_param, self.content
         for transcript in changes.erased:  # first: the batch holds no other row of theirs
             self._erase_rows(c, tables, changes.sessions[transcript].session_id, transcript)
-        appended = {(a.session_id, a.message_id): a.position for a in changes.active_appends}
+        bases = {s.session_id: s.position_base for s in changes.sessions.values()}
+        appended = {
+            (a.session_id, a.message_id): bases[a.session_id] + a.position
+            for a in changes.active_appends
+        }
         if changes.history_inserts:
             c.executemany(
                 f"INSERT INTO {tables.message_history} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -67,16 +72,16 @@ class ChangeWriter:
         for session_id, rows in changes.active_rewrites.items():
             c.execute(
                 f"UPDATE {tables.message_history} SET position = NULL "
-                f"WHERE {session} AND position IS NOT NULL",
-                key(session_id),
+                f"WHERE {session} AND position > ?",
+                (*key(session_id), bases[session_id]),
             )
-            self._place(c, tables, rows)
-        restored = [
-            a
-            for a in changes.active_appends
-            if (a.session_id, a.message_id) not in changes.history_inserts
-        ]
-        self._place(c, tables, restored)
+            self._place(c, tables, rows, bases[session_id])
+        restored: dict[str, list[ActiveRow]] = {}  # by session
+        for a in changes.active_appends:
+            if (a.session_id, a.message_id) not in changes.history_inserts:
+                restored.setdefault(a.session_id, []).append(a)
+        for session_id, rows in restored.items():
+            self._place(c, tables, rows, bases[session_id])
         if changes.attempts:
             c.executemany(
                 f"INSERT INTO {tables.compaction_attempts} "
@@ -94,14 +99,14 @@ class ChangeWriter:
         started = [s for t, s in changes.sessions.items() if t in changes.started]
         if started:
             c.executemany(
-                f"INSERT INTO {tables.sessions} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO {tables.sessions} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     (s.session_id, s.transcript_id, s.source, s.model, s.parent_id,
                      content.json(s.metadata), time(s.started_at), time(s.last_event_at),
                      s.version, s.message_count, s.active_count, s.compactions_committed,
                      s.compactions_failed, s.quarantined,
                      None if s.erased_at is None else time(s.erased_at), s.rewound_count,
-                     content.json(s.state), s.context_version)
+                     content.json(s.state), s.context_version, s.position_base)
                     for s in started
                 ],
             )  # fmt: skip
@@ -110,11 +115,12 @@ class ChangeWriter:
             c.executemany(
                 f"UPDATE {tables.sessions} SET last_event_at = ?, version = ?, message_count = ?, "
                 "active_count = ?, compactions_committed = ?, compactions_failed = ?, "
-                "quarantined = ?, rewound_count = ?, context_version = ? WHERE session_id = ?",
+                "quarantined = ?, rewound_count = ?, context_version = ?, position_base = ? "
+                "WHERE session_id = ?",
                 [
                     (time(s.last_event_at), s.version, s.message_count, s.active_count,
                      s.compactions_committed, s.compactions_failed, s.quarantined,
-                     s.rewound_count, s.context_version, s.session_id)
+                     s.rewound_count, s.context_version, s.position_base, s.session_id)
                     for s in updated
                 ],
             )  # fmt: skip
@@ -159,13 +165,13 @@ class ChangeWriter:
         )
 
     @staticmethod
-    def _place(c: Cursor, tables: Tables, rows: Sequence[ActiveRow]) -> None:
-        """Give stored history rows their positions in the active list."""
+    def _place(c: Cursor, tables: Tables, rows: Sequence[ActiveRow], base: int) -> None:
+        """Give stored history rows their positions in the active list, above `base`."""
         if rows:
             c.executemany(
                 f"UPDATE {tables.message_history} SET position = ? "
                 "WHERE session_id = ? AND message_id = ?",
-                [(a.position, a.session_id, a.message_id) for a in rows],
+                [(base + a.position, a.session_id, a.message_id) for a in rows],
             )
 
     @staticmethod

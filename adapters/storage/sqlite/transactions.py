@@ -24,7 +24,7 @@ import struct
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from uuid import UUID
 
@@ -70,18 +70,24 @@ class WriterTurns:
 
     @contextmanager
     def turn(self, timeout: float) -> Iterator[None]:
-        """Wait for this writer's turn (up to `timeout` seconds), hold it while the block runs."""
+        """Wait for this writer's turn (up to `timeout` seconds), hold it while the block runs.
+
+        Uncontended, the gate and the turn are taken in one request (a lock of both bytes,
+        granted only if neither is held), the same state as taking one then the other."""
         descriptor = self._file()
-        deadline = time.monotonic() + timeout
-        _take(descriptor, GATE, deadline)
-        try:
-            _take(descriptor, TURN, deadline)
-        finally:
-            _lock(descriptor, GATE, fcntl.F_UNLCK)
+        if not _request(descriptor, _BOTH):
+            deadline = time.monotonic() + timeout
+            _take(descriptor, _GATE, deadline)
+            try:
+                _take(descriptor, _TURN, deadline)
+            except BaseException:
+                _request(descriptor, _GATE_FREE)
+                raise
+        _request(descriptor, _GATE_FREE)
         try:
             yield
         finally:
-            _lock(descriptor, TURN, fcntl.F_UNLCK)
+            _request(descriptor, _TURN_FREE)
 
     def _file(self) -> int:
         opened: _LockFile | None = getattr(self._local, "file", None)
@@ -104,9 +110,19 @@ class _LockFile:
             os.close(self.descriptor)
 
 
-def _lock(descriptor: int, offset: int, kind: int) -> bool:
-    """Lock (or unlock) one byte of the file, without waiting; whether it was done."""
-    request = struct.pack("hhqqi4x", kind, os.SEEK_SET, offset, 1, 0)
+def _flock(kind: int, offset: int, length: int = 1) -> bytes:
+    """An open-file-description lock request (`struct flock`) for bytes of the lock file."""
+    return struct.pack("hhqqi4x", kind, os.SEEK_SET, offset, length, 0)
+
+
+if _OFD_LOCKS:
+    _GATE, _TURN = _flock(fcntl.F_WRLCK, GATE), _flock(fcntl.F_WRLCK, TURN)
+    _BOTH = _flock(fcntl.F_WRLCK, GATE, 2)
+    _GATE_FREE, _TURN_FREE = _flock(fcntl.F_UNLCK, GATE), _flock(fcntl.F_UNLCK, TURN)
+
+
+def _request(descriptor: int, request: bytes) -> bool:
+    """Make a lock request on the file, without waiting; whether it was granted."""
     try:
         fcntl.fcntl(descriptor, fcntl.F_OFD_SETLK, request)
     except (BlockingIOError, PermissionError):
@@ -114,9 +130,9 @@ def _lock(descriptor: int, offset: int, kind: int) -> bool:
     return True
 
 
-def _take(descriptor: int, offset: int, deadline: float) -> None:
+def _take(descriptor: int, request: bytes, deadline: float) -> None:
     delay = FIRST_POLL
-    while not _lock(descriptor, offset, fcntl.F_WRLCK):
+    while not _request(descriptor, request):
         if time.monotonic() >= deadline:
             raise OperationalError("database is locked: other writers kept their turn")
         time.sleep(delay)
@@ -145,11 +161,16 @@ class SQLiteLogTransaction:
             f"SELECT topic, state FROM {table} WHERE originator_id = ? AND originator_version = ?"
         )
         self._delete = f"DELETE FROM {table} WHERE originator_id = ? AND originator_version < ?"
+        self._head = f"SELECT MAX(originator_version) FROM {table} WHERE originator_id = ?"
+        self._known_head: tuple[UUID, int] | None = None  # read with the index state
 
     def read_ahead(self, stream_id: UUID, *, after: int | None) -> None:
         """Nothing: a read costs no round trip here."""
 
     def events(self, stream_id: UUID, *, after: int) -> list[StoredEvent]:
+        if self._known_head is not None and self._known_head[0] == stream_id:
+            if self._known_head[1] <= after:  # a write's fast-forward, usually: none
+                return []
         self.cursor.execute(self._select, (stream_id.hex, after))
         return [StoredEvent(stream_id, row[0], row[1], row[2]) for row in self.cursor.fetchall()]
 
@@ -164,7 +185,16 @@ class SQLiteLogTransaction:
         return None if row is None else StoredEvent(stream_id, version, row[0], row[1])
 
     def index_state(self, stream_id: UUID) -> IndexState:
-        return self.log_index.state(self.cursor, stream_id)
+        """Read with the stream's last version, in one statement: `events` after it are
+        then known to be none until this transaction writes."""
+        statement, params = self.log_index.state_statement(stream_id)
+        self.cursor.execute(
+            f"SELECT s.*, ({self._head}) AS head FROM ({statement}) AS s",
+            (stream_id.hex, *params),
+        )
+        row = self.cursor.fetchone()
+        self._known_head = (stream_id, row["head"] or 0)
+        return IndexState(row["indexed"], row["unreadable"])
 
     def indexed(self, stream_id: UUID, message_ids: Sequence[str]) -> dict[str, IndexEntry]:
         return self.log_index.entries(self.cursor, stream_id, message_ids)
@@ -173,29 +203,28 @@ class SQLiteLogTransaction:
         self.log_index.write(self.cursor, stream_id, changes)
 
     def insert(self, events: Sequence[StoredEvent]) -> None:
+        self._known_head = None
         self.cursor.executemany(
             self.recorder.insert_events_statement,
             [(e.originator_id.hex, e.originator_version, e.topic, e.state) for e in events],
         )
 
     def delete_before(self, stream_id: UUID, version: int) -> None:
+        self._known_head = None
         self.cursor.execute(self._delete, (stream_id.hex, version))
 
 
-@contextmanager
-def writers_turn(database: str, timeout: float) -> Iterator[None]:
+def writers_turn(database: str, timeout: float) -> AbstractContextManager[None]:
     """Hold a writer's turn of the store file `database` while the block runs (an in-memory
     store, whose writers are threads of one process, and a system without the locks turns
     need, take none)."""
     if not _OFD_LOCKS or "mode=memory" in database:
-        yield
-        return
+        return nullcontext()
     turns = _registry.get(database)
     if turns is None:
         with _registry_lock:
             turns = _registry.setdefault(database, WriterTurns(Path(database).resolve()))
-    with turns.turn(timeout):
-        yield
+    return turns.turn(timeout)
 
 
 @contextmanager

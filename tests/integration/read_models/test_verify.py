@@ -1,7 +1,7 @@
 """verify_projections diffs the stored views against an independent fold of the log: rows
 changed by hand (deleted, edited, added, reordered) are reported by session, view, kind and
-row, and a rebuild repairs them. `active_messages` is the history rows with a position: an
-active message's row changed by hand is a problem of both views."""
+row, and a rebuild repairs them. `active_messages` is the history rows above their session's
+position base: an active message's row changed by hand is a problem of both views."""
 
 from __future__ import annotations
 
@@ -57,7 +57,10 @@ TAMPERING = {
         ("beta", "message_history", "changed", "b1"),
     ),
     "a rewound message put back in the active list": (
-        ["UPDATE message_history SET position = 4 WHERE message_id = 'a6'"],
+        [
+            "UPDATE message_history SET position = 4 + (SELECT position_base FROM sessions "
+            "WHERE session_id = 'alpha') WHERE message_id = 'a6'"
+        ],
         ("alpha", "active_messages", "extra", "a6"),
     ),
     "a session's rewound count edited": (
