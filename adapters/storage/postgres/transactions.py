@@ -138,7 +138,7 @@ def lock_statements(
 ) -> list[tuple[Any, tuple[int, ...] | None]]:
     """The lock timeout, then the stream's lock and the table's in ROW EXCLUSIVE mode (as
     every INSERT takes it, but before the transaction has an id: the views' readers rely on
-    it, see `dialect.readable_below`), or the table's in EXCLUSIVE mode (`stream` None)."""
+    it, see `log_order.readable_below`), or the table's in EXCLUSIVE mode (`stream` None)."""
     if stream is None:
         return [(statement, None) for statement in recorder.lock_table_statements]
     table = SQL("{}.{}").format(
