@@ -172,3 +172,38 @@ def test_writers_of_many_sessions_at_once_beside_a_follower_are_each_projected_o
             assert contents(store, session_id) == [f"{number}" for number in range(25)]
         assert [len(store.history(session_id)) for session_id in sessions] == [25] * 4
         assert store.verify_projections().ok
+
+
+def settled_seq_scans(url: str) -> int:
+    """The sequential scans of the log's table so far, once every other connection to the
+    database has ended (a backend's counts reach the statistics when it exits)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        [(others,)] = sql(
+            url,
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        )
+        if not others:
+            break
+        time.sleep(0.05)
+    [(scans,)] = sql(
+        url,
+        "SELECT seq_scan FROM pg_stat_user_tables WHERE relname = %s",
+        (EVENTS_TABLE,),
+    )
+    return scans
+
+
+def test_reading_a_session_from_current_views_does_not_scan_the_whole_log(
+    postgres_url: str,
+) -> None:
+    reads = 40
+    with TranscriptStore.open(postgres_url) as store:
+        store.start("s")
+        store.append("s", [{"role": "user", "content": f"m{n}"} for n in range(300)])
+    before = settled_seq_scans(postgres_url)
+    with TranscriptStore.open(postgres_url) as store:
+        for _ in range(reads):
+            assert len(store.active("s")) == 300
+    assert settled_seq_scans(postgres_url) - before < reads // 4

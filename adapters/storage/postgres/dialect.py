@@ -195,7 +195,11 @@ class PostgresDialect(Dialect):
         self.readable = f"(xact IS NULL OR xact < {below})"
         self._own_turn = own_turn(events_table)
         self.mark_key = "COALESCE(xact, '0'::xid8)::text"
-        self.reflects_log = f"NOT EXISTS (SELECT 1 FROM {events_table} WHERE {self.after_tracked})"
+        self.reflects_log = (  # the log's last entry (the order's index, read backward) tracked
+            f"NOT EXISTS (SELECT 1 FROM (SELECT {LOG_ORDER} FROM {events_table} "
+            f"ORDER BY {self.log_order_back} LIMIT 1) AS last (xact, notification_id) "
+            f"WHERE (last.xact, last.notification_id) > {tracked})"
+        )
         self._tracked_mark = (
             f"SELECT xact::text AS xact, notification_id FROM {positions} "
             "WHERE application_name = ?"
