@@ -36,6 +36,13 @@ def stored_events(server: PostgresServer) -> list[tuple[Any, ...]]:
     )
 
 
+def insert(url: str, *events: tuple[Any, ...]) -> None:
+    """Store `events` in the log as a raw writer does, in one transaction, behind the views."""
+    with connect(url) as writer:
+        for event in events:
+            writer.execute(INSERT, event)
+
+
 def contents(store: TranscriptStore, session_id: str) -> list[Any]:
     return [message["content"] for message in store.active(session_id)]
 
@@ -45,9 +52,7 @@ def test_a_write_that_took_the_lower_notification_id_but_committed_second_is_pro
 ) -> None:
     started_a, started_b, message_a, message_b = stored_events(postgres_server)
     with TranscriptStore.open(postgres_url) as store:
-        with connect(postgres_url) as writer:
-            writer.execute(INSERT, started_a)
-            writer.execute(INSERT, started_b)
+        insert(postgres_url, started_a, started_b)
         store.catch_up_projections()
         with connect(postgres_url) as first, connect(postgres_url) as second:
             first.execute("BEGIN")
@@ -80,9 +85,7 @@ def test_a_read_waits_for_a_transaction_that_took_a_lower_notification_id_to_end
 ) -> None:
     started_a, started_b, message_a, message_b = stored_events(postgres_server)
     with TranscriptStore.open(postgres_url) as store:
-        with connect(postgres_url) as writer:
-            writer.execute(INSERT, started_a)
-            writer.execute(INSERT, started_b)
+        insert(postgres_url, started_a, started_b)
         read: list[Any] = []
         with connect(postgres_url) as first, connect(postgres_url) as second:
             first.execute("BEGIN")
