@@ -5,6 +5,9 @@ one), which are written as `{"_type_": "datetime_iso" | "uuid_hex", "_data_": ..
 as `eventsourcing.persistence.JSONTranscoder` writes them, so either transcoder reads what
 the other wrote. Only top-level event fields are ever tagged: message contents are plain
 JSON and come back exactly as they went in.
+
+`OrjsonMapper` is the library's mapper with a lean path for the event appends store by the
+thousand (`MessageAppended`): the same stored bytes, without the generic walk.
 """
 
 from __future__ import annotations
@@ -14,7 +17,11 @@ from typing import Any
 from uuid import UUID
 
 import orjson
-from eventsourcing.persistence import Transcoder
+from eventsourcing.domain import DomainEventProtocol
+from eventsourcing.persistence import Mapper, StoredEvent, Transcoder
+from eventsourcing.utils import get_topic
+
+from ...domain.transcript import Transcript
 
 _DATETIME = "datetime_iso"
 _UUID = "uuid_hex"
@@ -57,3 +64,27 @@ class OrjsonTranscoder(Transcoder):
                 if type(value) is dict and "_type_" in value:
                     obj[key] = _untag(value)
         return obj
+
+
+_APPENDED = Transcript.MessageAppended
+_APPENDED_TOPIC = get_topic(_APPENDED)
+
+
+class OrjsonMapper(Mapper[UUID]):
+    """The library's mapper; a `MessageAppended` is encoded as its generic path would encode
+    it with `OrjsonTranscoder` (its fields, in their order, the timestamp alone tagged: its
+    other fields are text and a message's plain JSON), in a few steps instead of a walk."""
+
+    def to_stored_event(self, domain_event: DomainEventProtocol[UUID]) -> StoredEvent:
+        if type(domain_event) is not _APPENDED or type(self.transcoder) is not OrjsonTranscoder:
+            return super().to_stored_event(domain_event)
+        state = dict(vars(domain_event))
+        originator_id = state.pop("originator_id")
+        originator_version = state.pop("originator_version")
+        state["timestamp"] = {"_type_": _DATETIME, "_data_": state["timestamp"].isoformat()}
+        stored = orjson.dumps(state, default=_refuse, option=orjson.OPT_PASSTHROUGH_DATETIME)
+        if self.compressor:
+            stored = self.compressor.compress(stored)
+        if self.cipher:
+            stored = self.cipher.encrypt(stored)
+        return StoredEvent(originator_id, originator_version, _APPENDED_TOPIC, stored)

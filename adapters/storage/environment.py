@@ -1,7 +1,8 @@
 """The event-sourcing library's settings every backend shares: the codec and the cipher.
 
-Events are encoded with orjson (`codec`) and, with a cipher key, encrypted with AES-GCM
-(`cipher`, which needs the `encryption` extra).
+Events are encoded with orjson (`codec`: its transcoder, and a mapper that encodes appended
+messages leanly) and, with a cipher key, encrypted with AES-GCM (`cipher`, which needs the
+`encryption` extra).
 """
 
 from __future__ import annotations
@@ -10,14 +11,14 @@ from eventsourcing.utils import TopicError, get_topic, resolve_topic
 
 from ...application.storage import StoreConfig
 from ...domain.errors import StorageError
-from .codec import OrjsonTranscoder
+from .codec import OrjsonMapper, OrjsonTranscoder
 
 CIPHER_TOPIC = "transcripts.adapters.storage.cipher:AESCipher"  # imports `cryptography`
 
 
 def shared_env(config: StoreConfig) -> dict[str, str]:
-    """The codec, and the cipher of an encrypted store."""
-    env = {"TRANSCODER_TOPIC": get_topic(OrjsonTranscoder)}
+    """The codec (and its mapper), and the cipher of an encrypted store."""
+    env = {"TRANSCODER_TOPIC": get_topic(OrjsonTranscoder), "MAPPER_TOPIC": get_topic(OrjsonMapper)}
     if config.cipher_key is not None:
         _check_cipher_installed()
         env |= {"CIPHER_TOPIC": CIPHER_TOPIC, "CIPHER_KEY": config.cipher_key}

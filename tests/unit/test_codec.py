@@ -6,13 +6,21 @@ from datetime import UTC, datetime
 from uuid import uuid4
 
 import pytest
+from eventsourcing.compressor import ZlibCompressor
 from eventsourcing.cryptography import AESCipher as LibraryAESCipher
-from eventsourcing.persistence import DatetimeAsISO, JSONTranscoder, UUIDAsHex
+from eventsourcing.persistence import (
+    DatetimeAsISO,
+    JSONTranscoder,
+    Mapper,
+    StoredEvent,
+    UUIDAsHex,
+)
 from eventsourcing.utils import Environment
 
 from transcripts.adapters.storage.cipher import AESCipher
-from transcripts.adapters.storage.codec import OrjsonTranscoder
+from transcripts.adapters.storage.codec import OrjsonMapper, OrjsonTranscoder
 from transcripts.config import new_cipher_key
+from transcripts.domain.transcript import Transcript
 
 EVENT_STATE = {
     "timestamp": datetime(2026, 3, 1, 12, 30, 15, 123456, tzinfo=UTC),
@@ -81,3 +89,30 @@ def test_the_store_cipher_and_the_library_cipher_read_each_other() -> None:
     damaged[-1] ^= 1
     with pytest.raises(ValueError, match="Invalid cipher tag"):
         ours.decrypt(bytes(damaged))
+
+
+@pytest.mark.parametrize("encrypted", [False, True])
+def test_the_lean_mapper_stores_an_appended_message_byte_for_byte_as_the_librarys(
+    encrypted: bool,
+) -> None:
+    transcript = Transcript.start("s", source="api", model=None, parent_id=None, metadata={})
+    odd = {"role": "tool", "content": 'ü \x1f "\\ \u2028 😀', "tool_call_id": "c", "n": -(2**63)}
+    transcript.append([{"id": "m1", **EVENT_STATE["message"]}, odd, {"role": "user", "x": 1e16}])
+    _, *appended = transcript.collect_events()
+    cipher = AESCipher(Environment(env={"CIPHER_KEY": new_cipher_key()})) if encrypted else None
+    codecs = {"transcoder": OrjsonTranscoder(), "compressor": ZlibCompressor()}
+    lean, library = OrjsonMapper(**codecs, cipher=cipher), Mapper(**codecs, cipher=cipher)
+    for event in appended:
+        stored, expected = lean.to_stored_event(event), library.to_stored_event(event)
+        assert vars(library.to_domain_event(stored)) == vars(event)
+        assert stored.topic == expected.topic == "transcripts:Transcript.MessageAppended"
+        assert (stored.originator_id, stored.originator_version) == (
+            expected.originator_id,
+            expected.originator_version,
+        )
+        if cipher is not None:  # a new nonce each time: compare what it decrypts to
+            stored, expected = (
+                StoredEvent(e.originator_id, e.originator_version, e.topic, cipher.decrypt(e.state))
+                for e in (stored, expected)
+            )
+        assert stored == expected
