@@ -30,6 +30,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import Aggregate
 
+from .appending import LeanAppends
 from .attempted import upcast_v1_v2 as failed_v1_v2
 from .committed import superseded_ids, upcast_v1_v2, upcast_v2_v3
 from .compaction import (
@@ -55,7 +56,7 @@ def transcript_id(session_id: str) -> UUID:
     return uuid5(NAMESPACE_URL, f"/transcripts/{session_id}")
 
 
-class Transcript(Resumable, ToolPairing, Rewinding, SessionState, Aggregate):
+class Transcript(Resumable, ToolPairing, Rewinding, SessionState, LeanAppends, Aggregate):
     TOPIC = "transcripts:Transcript"
 
     class Event(Aggregate.Event):
@@ -284,22 +285,16 @@ class Transcript(Resumable, ToolPairing, Rewinding, SessionState, Aggregate):
                 raise MessageConflictError(self.session_id, message_id)
             planned[message_id] = digest
         stored: list[Message] = []
+        new: dict[str, tuple[Message, str | None]] = {}  # (an id given twice: stored once)
         for index, (given_id, content) in enumerate(items):
             message_id = given_id or (fresh_ids[index] if fresh_ids else new_message_id())
-            if message_id not in self.hashes or (restore and message_id in self.rewound):
-                self._trigger_appended(message_id, content, planned.get(message_id))
+            if message_id not in new and (
+                message_id not in self.hashes or (restore and message_id in self.rewound)
+            ):
+                new[message_id] = (content, planned.get(message_id))
             stored.append(with_id(message_id, content))
+        self._trigger_appended(new)
         return stored
-
-    def _trigger_appended(self, message_id: str, content: Message, digest: str | None) -> None:
-        """`trigger_event(MessageAppended, …)`, lean: the same event, fields in the same order."""
-        (event := object.__new__(self.MessageAppended)).__dict__.update(
-            originator_id=self.id, originator_version=self.version + 1,
-            timestamp=self.MessageAppended.create_timestamp(), message_id=message_id,
-            message=content, content_hash=digest or content_hash(content),
-        )  # fmt: skip
-        event.mutate(self)
-        self._pending_events.append(event)
 
     def commit_compaction(
         self,
