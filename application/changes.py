@@ -26,7 +26,7 @@ from uuid import uuid4
 
 from ..domain.compaction import CompactionRejected
 from ..domain.errors import TranscriptError, VersionConflictError
-from ..domain.messages import as_message_list, new_message_id
+from ..domain.messages import as_message_list, new_message_ids
 from ..domain.state import check_state_change
 from ..domain.transcript import Transcript
 from . import arguments
@@ -125,7 +125,7 @@ class Changes:
         """The change, and what its application needs decided once."""
         if isinstance(change, Append):
             messages = as_message_list(change.messages)
-            return Append(messages), [new_message_id() for _ in messages]
+            return Append(messages), new_message_ids(len(messages))
         if isinstance(change, Rewind):
             arguments.rewind_target(change.count, change.to)
             arguments.text(change.reason, "reason")

@@ -23,7 +23,7 @@ from ..domain.errors import (
     TranscriptError,
     VersionConflictError,
 )
-from ..domain.messages import Message, as_message_list, new_message_id
+from ..domain.messages import Message, as_message_list, new_message_ids
 from ..domain.transcript import Transcript
 from ..projections.fold import SessionFold
 from ..projections.projector import Projector
@@ -315,7 +315,7 @@ class TranscriptStore(CompactionCommands, PagedReads, ViewMaintenance, AuditRead
         session_id = arguments.session_id(session_id)
         messages = as_message_list(messages)
         arguments.optional_integer(expected, "expected_version")
-        fresh_ids = [new_message_id() for _ in messages]  # once: a retry stores the same
+        fresh_ids = new_message_ids(len(messages))  # once: a retry stores the same
 
         def append(transcript: Transcript) -> list[Message]:
             version = transcript.version

@@ -23,6 +23,7 @@ from transcripts.domain.messages import (
     check_name,
     content_hash,
     new_message_id,
+    new_message_ids,
     safe_text,
     split_id,
 )
@@ -158,6 +159,16 @@ def test_new_message_ids_are_unique_and_sort_in_the_order_they_were_made() -> No
     assert all(re.fullmatch("msg_[0-9a-f]{32}", i) for i in [*first, later])
     assert len(set(first)) == len(first)
     assert max(first) < later
+
+
+def test_message_ids_made_together_are_unique_and_sort_before_later_ones() -> None:
+    together = new_message_ids(1000)
+    time.sleep(0.002)
+    later = new_message_ids(2)
+    assert all(re.fullmatch("msg_[0-9a-f]{32}", i) for i in [*together, *later])
+    assert len(set(together + later)) == len(together) + len(later)
+    assert max(together) < min(later)
+    assert new_message_ids(0) == []
 
 
 # -- content_hash -----------------------------------------------------------------------------
