@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..domain.transcript import Transcript
 
 
-@dataclass(frozen=True)
-class LogEntry:
+class LogEntry(NamedTuple):  # a tuple: a batch makes one per event, and tuples come cheap
     """One stored event at its log position: decoded, or with the reason it could not be."""
 
     position: int
