@@ -29,7 +29,7 @@ from . import arguments
 from .event_log import TranscriptLog
 from .storage import IndexReads
 
-STREAMS_TABLE, IDS_TABLE = "log_streams", "log_message_ids"  # the index's tables
+IDS_TABLE = "log_message_ids"  # the index's table (its version rows too)
 
 
 class ViewMaintenance:
@@ -198,7 +198,7 @@ class IndexCheck:
             return []
         if self.last != self.version:
             detail = f"it reflects version {self.version}, the log's last is {self.last}"
-            return [Problem(session_id, STREAMS_TABLE, "changed", session_id, detail)]
+            return [Problem(session_id, IDS_TABLE, "changed", session_id, detail)]
         problems = []
         for message_id, (called, found) in self.differs.items():
             if found is None:

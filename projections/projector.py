@@ -82,8 +82,8 @@ class Projector:
         # 2: the views write the search index, ids hashed on PostgreSQL, every event rebuilt
         # once (none an older release quarantined stays out); 3: a view; 4: position_base
         "active_messages": 4,
-        # 3: rewound/restored_version; 4: position; 5: log_position; 6: no FTS5 text copy; 7: kept
-        "message_history": 7,
+        "message_history": 8,  # 3 rewound/restored, 4 position, 5 log_position, 6 no FTS5
+        # text copy, 7 positions kept, 8 no key of log positions (SQLite)
         "compaction_attempts": 5,  # 3, 5: Compaction{Committed,Failed} 2 (older fail); 4: metadata
         "sessions": 8,  # 2 erased_at, 3 others' 2, 4 rewound_n, 5 state, 6 context, 7 base, 8 mark
     }

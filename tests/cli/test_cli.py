@@ -33,10 +33,10 @@ def test_info_shows_the_backend_the_counts_and_the_state_of_the_views(
         ┃ view                ┃ version ┃ position ┃ head ┃ lag ┃ rows ┃ quarantined ┃
         ┡━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━━╇━━━━━━╇━━━━━╇━━━━━━╇━━━━━━━━━━━━━┩
         │ active_messages     │ 4       │ 12       │ 12   │ 0   │ 5    │ 0           │
-        │ message_history     │ 7       │ 12       │ 12   │ 0   │ 9    │ 0           │
+        │ message_history     │ 8       │ 12       │ 12   │ 0   │ 9    │ 0           │
         │ compaction_attempts │ 5       │ 12       │ 12   │ 0   │ 2    │ 0           │
         │ sessions            │ 8       │ 12       │ 12   │ 0   │ 2    │ 0           │
-        │ message_search      │ 7       │ 0        │ 12   │ 12  │ 0    │ 0           │
+        │ message_search      │ 8       │ 0        │ 12   │ 12  │ 0    │ 0           │
         └─────────────────────┴─────────┴──────────┴──────┴─────┴──────┴─────────────┘
         """)
 

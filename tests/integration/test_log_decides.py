@@ -27,6 +27,7 @@ from transcripts import (
     TranscriptStore,
     VersionConflictError,
 )
+from transcripts.adapters.storage.sql.log_index import VERSION_KEY
 from transcripts.domain.transcript import Transcript, transcript_id
 
 S = "damaged"
@@ -164,7 +165,8 @@ def test_verify_reports_a_damaged_index_of_message_ids_and_a_rebuild_repairs_it(
 ) -> None:
     with TranscriptStore.open(durable_url) as first:
         stored = written(first)
-    query(durable_url, "DELETE FROM log_message_ids")  # every id of the index lost
+    # every id of the index lost, the versions it reflects kept
+    query(durable_url, f"DELETE FROM {IDS} WHERE id_key <> ?", (VERSION_KEY,))
     with TranscriptStore.open(durable_url) as store:
         report = store.verify_projections()
         assert {(p.view, p.kind) for p in report.problems} == {("log_message_ids", "missing")}
@@ -225,11 +227,47 @@ def test_a_store_keyed_as_the_release_before_reindexes_its_message_ids_once_on_o
             store.append(S, turns(1, prefix="late"), expected_version=version - 1)
         store.append(S, turns(1, prefix="after"), expected_version=version)
         indexed = query(durable_url, f"SELECT COUNT(*) FROM {IDS}")
-        assert indexed == [(8,)]  # six, the summary, the one after
+        assert indexed == [(9,)]  # six, the summary, the one after; the version
     assert appended_events(durable_url) == 7
     with TranscriptStore.open(durable_url) as store:  # once: its keys are this release's now
         assert query(durable_url, f"SELECT COUNT(*) FROM {IDS}") == indexed
         assert store.verify_projections().ok
+
+
+def test_a_stream_whose_version_the_release_before_kept_apart_resumes_from_it(
+    durable_url: str,
+) -> None:
+    """The release before kept the version the index reflects in `log_streams`: it is read
+    until the stream's next write, which writes the version beside the ids."""
+    with TranscriptStore.open(durable_url) as first:
+        stored = written(first)
+        version = first.version(S)
+    key = stream_key(durable_url, S)
+
+    def kept_apart(reflected: int) -> None:
+        query(
+            durable_url, f"DELETE FROM {IDS} WHERE stream_id = ? AND id_key = ?", (key, VERSION_KEY)
+        )
+        query(durable_url, "DELETE FROM log_streams WHERE stream_id = ?", (key,))
+        query(durable_url, "INSERT INTO log_streams VALUES (?, ?)", (key, reflected))
+
+    kept_apart(version - 1)
+    with TranscriptStore.open(durable_url) as store:  # the version read is checked
+        assert {(p.view, p.kind) for p in store.verify_projections().problems} == {(IDS, "changed")}
+    kept_apart(version)
+    with TranscriptStore.open(durable_url) as store:
+        assert store.verify_projections().ok
+        store.append(S, [stored["active"], stored["superseded"]])
+        with pytest.raises(MessageConflictError):
+            store.append(S, [{**stored["summary"], "content": "other"}])
+        store.append(S, turns(1, prefix="after"))
+        assert query(
+            durable_url,
+            f"SELECT content_hash FROM {IDS} WHERE stream_id = ? AND id_key = ?",
+            (key, VERSION_KEY),
+        ) == [((version + 1).to_bytes(8, "big"),)]
+        assert store.verify_projections().ok
+    assert appended_events(durable_url) == 7
 
 
 @pytest.mark.parametrize("version", [3, 9], ids=["an event in the middle", "the last event"])

@@ -159,6 +159,24 @@ def test_a_forgotten_session_leaves_the_index_and_a_later_catch_up_does_not_brin
     check_index(durable_url)
 
 
+def test_messages_appended_after_the_newest_session_is_forgotten_unindexed_are_all_found(
+    durable_url: str,
+) -> None:
+    """The forgotten rows were the table's last, never indexed: on SQLite the new rows
+    take their rowids, and the catch-up finds rows by rowid."""
+    with TranscriptStore.open(durable_url) as store:
+        burst(store, "indexed", 10)
+        store.search("tram")
+        burst(store, "newest", 10)
+        store.forget("newest")
+        ids = burst(store, "later", 10)
+        assert sorted(hit["message_id"] for hit in store.search("tram", limit=100)) == sorted(
+            [f"indexed-{n}" for n in range(10)] + ids
+        )
+    assert index_rows(durable_url) == 20
+    check_index(durable_url)
+
+
 def test_a_store_whose_index_kept_a_copy_of_the_text_is_rebuilt_on_open_and_searched(
     tmp_path: Path,
 ) -> None:

@@ -1,12 +1,17 @@
 """The write side's index of message ids (`domain.id_index`) in SQL, beside the log.
 
-Two tables that the log's write transactions keep, with the events they store (no view: a
-rebuild of the views leaves them as they are):
-- `log_streams`: stream_id, version — the version of the stream the index reflects;
+A table that the log's write transactions keep, with the events they store (no view: a
+rebuild of the views leaves it as it is):
 - `log_message_ids`: stream_id, id_key (`domain.id_index.id_key`: the id's UTF-8 bytes, a
   long id's first 64 followed by their SHA-256, so that time-ordered ids are added at the
   end of the table's B-tree), content_hash (the SHA-256 the log stores for the id's
-  content, sealed with the log's cipher on an encrypted store), rewound.
+  content, sealed with the log's cipher on an encrypted store), rewound. And one row more
+  per stream, under the key `VERSION_KEY` (the byte 0xFF, which no id's key is and which
+  sorts after every one): its content_hash is the version of the stream the index reflects
+  (8 bytes, big-endian, not sealed). Time-ordered ids are added beside it, so a write
+  changes one page of the table, not one of it and one of another table.
+- `log_streams`: stream_id, version — where the release before kept the version; read when
+  a stream has no version row yet (its first write by this release adds one).
 The `store_settings` row `message_id_keys` names the version of the keys (`KEY_VERSION`):
 a store whose index has other keys (a release before, which recorded none) drops its index
 once on open, under the write lock, and each session's next write indexes it anew from its
@@ -44,8 +49,9 @@ STORED_TOPICS = tuple(
         Transcript.Erased,
     )
 )
-STREAMS = "log_streams"
+STREAMS = "log_streams"  # the release before's versions: read, never written
 MESSAGE_IDS = "log_message_ids"
+VERSION_KEY = b"\xff"  # the key of a stream's version row: after every id's (UTF-8) key
 KEY_SETTING = "message_id_keys"  # its value: the `KEY_VERSION` of the index's keys
 IDS_PER_QUERY = 500  # well under every backend's limit of parameters
 KEYS_PER_PAGE = 1_000  # id keys read at a time when a stream's index is read in order
@@ -104,8 +110,12 @@ class LogIndex:
         self.unknown_topics = f"topic NOT IN ({', '.join(repr(t) for t in STORED_TOPICS)})"
         self.topics_index = f"{events_table}_unknown_topics_{_TOPICS_DIGEST}"
         self._param = param
+        self._version_row = (
+            f"SELECT content_hash FROM {MESSAGE_IDS} WHERE stream_id = ? AND id_key = ?"
+        )
         self._state = self._sql(
-            f"SELECT (SELECT version FROM {STREAMS} WHERE stream_id = ?) AS indexed, "
+            f"SELECT ({self._version_row}) AS indexed, "
+            f"(SELECT version FROM {STREAMS} WHERE stream_id = ?) AS indexed_before, "
             f"(SELECT MIN(originator_version) FROM {events_table} "
             f"WHERE originator_id = ? AND {self.unknown_topics}) AS unreadable"
         )
@@ -117,10 +127,6 @@ class LogIndex:
             f"UPDATE {MESSAGE_IDS} SET rewound = ? WHERE stream_id = ? AND id_key = ?"
         )
         self._drop = self._sql(f"DELETE FROM {MESSAGE_IDS} WHERE stream_id = ?")
-        self._version = self._sql(
-            f"INSERT INTO {STREAMS} VALUES (?, ?) ON CONFLICT (stream_id) "
-            "DO UPDATE SET version = excluded.version"
-        )
 
     def create_statements(self, types: IndexTypes) -> list[str]:
         return [
@@ -141,13 +147,12 @@ class LogIndex:
     def state_statement(self, stream_id: UUID) -> tuple[str, tuple[Any, ...]]:
         """The statement reading the stream's `IndexState`, and its parameters."""
         key = self.stream_key(stream_id)
-        return self._state, (key, key)
+        return self._state, (key, VERSION_KEY, key, key)
 
     @staticmethod
     def state_of(cursor: Any) -> IndexState:
         """The `IndexState` a cursor read with `state_statement`."""
-        row = cursor.fetchone()
-        return IndexState(row["indexed"], row["unreadable"])
+        return state_in(cursor.fetchone())
 
     def entries(
         self, cursor: Any, stream_id: UUID, message_ids: Sequence[str]
@@ -172,16 +177,17 @@ class LogIndex:
 
     def version(self, cursor: Any, stream_id: UUID) -> int | None:
         """The version the stream's index reflects (None: never indexed)."""
-        key = self.stream_key(stream_id)
-        cursor.execute(self._sql(f"SELECT version FROM {STREAMS} WHERE stream_id = ?"), (key,))
-        row = cursor.fetchone()
-        return None if row is None else row["version"]
+        statement, params = self.state_statement(stream_id)
+        cursor.execute(statement, params)
+        return self.state_of(cursor).version
 
     def count(self, cursor: Any, stream_id: UUID) -> int:
         """How many ids the stream's index holds."""
         cursor.execute(
-            self._sql(f"SELECT COUNT(*) AS n FROM {MESSAGE_IDS} WHERE stream_id = ?"),
-            (self.stream_key(stream_id),),
+            self._sql(
+                f"SELECT COUNT(*) AS n FROM {MESSAGE_IDS} WHERE stream_id = ? AND id_key < ?"
+            ),
+            (self.stream_key(stream_id), VERSION_KEY),
         )
         return int(cursor.fetchone()["n"])
 
@@ -190,10 +196,10 @@ class LogIndex:
         key, after = self.stream_key(stream_id), b""
         statement = self._sql(
             f"SELECT id_key FROM {MESSAGE_IDS} WHERE stream_id = ? AND id_key > ? "
-            f"ORDER BY id_key LIMIT {KEYS_PER_PAGE}"
+            f"AND id_key < ? ORDER BY id_key LIMIT {KEYS_PER_PAGE}"
         )
         while True:
-            cursor.execute(statement, (key, after))
+            cursor.execute(statement, (key, after, VERSION_KEY))
             page = [bytes(row["id_key"]) for row in cursor.fetchall()]
             yield from page
             if len(page) < KEYS_PER_PAGE:
@@ -237,7 +243,8 @@ class LogIndex:
         marked = [(i, e) for i, e in changes.entries.items() if e.content_hash is None]
         if marked:
             cursor.executemany(self._mark, [(flag(e.rewound), key, id_key(i)) for i, e in marked])
-        cursor.execute(self._version, (key, changes.version))
+        version = changes.version.to_bytes(8, "big")
+        cursor.execute(self._upsert, (key, VERSION_KEY, version, flag(False)))
 
     def _seal(self, content_hash: str | None) -> bytes:
         assert content_hash is not None
@@ -249,3 +256,10 @@ class LogIndex:
 
     def _sql(self, statement: str) -> str:
         return statement if self._param == "?" else statement.replace("?", self._param)
+
+
+def state_in(row: Any) -> IndexState:
+    """The `IndexState` of a row of `state_statement`'s columns."""
+    version = row["indexed"]
+    indexed = row["indexed_before"] if version is None else int.from_bytes(version, "big")
+    return IndexState(indexed, row["unreadable"])

@@ -113,9 +113,12 @@ class ColumnTypes:
         )
         keyed = self.id_digest is None
         session_key = " PRIMARY KEY" if keyed else " NOT NULL"
-        history_keys = (  # NULL positions (messages not active) are distinct
+        # NULL positions (messages not active) are distinct. No key of log positions here:
+        # rows are inserted in the log's order, so their rowids are in it too (SQLite's
+        # search catch-up finds them so), and an index would cost every append a page.
+        history_keys = (
             ", PRIMARY KEY (session_id, seq), UNIQUE (session_id, message_id), "
-            "UNIQUE (session_id, position), UNIQUE (log_position, seq)"
+            "UNIQUE (session_id, position)"
             if keyed
             else ""
         )

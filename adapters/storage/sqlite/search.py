@@ -72,13 +72,20 @@ class FTS5Index(SearchIndex):
 
     def index(self, c: Cursor, tables: Tables, positions: Sequence[int]) -> int:
         """Each row under its history row's rowid, in one statement. The log's order is its
-        positions' here: the entries from the first position to the last are these."""
+        positions' here: the entries from the first position to the last are these.
+
+        The rows are found by rowid, with no index of log positions: rows are inserted in
+        the log's order (a batch after the tracked position at a time), and a new rowid is
+        above every stored one, so rowids follow log positions. The rows before the first
+        position are the last with a smaller position, found reading back from the end:
+        the rows read are those the index lags behind by."""
         history = tables.message_history
         c.execute(
             f"INSERT INTO {search_table(history)} (rowid, text) "
-            f"SELECT rowid, {TEXT_FUNCTION}(message) FROM {history} "
-            "WHERE log_position BETWEEN ? AND ?",
-            (positions[0], positions[-1]),
+            f"SELECT rowid, {TEXT_FUNCTION}(message) FROM {history} WHERE rowid > "
+            f"COALESCE((SELECT rowid FROM {history} WHERE log_position < ? "
+            "ORDER BY rowid DESC LIMIT 1), 0) AND log_position BETWEEN ? AND ?",
+            (positions[0], positions[0], positions[-1]),
         )
         c.execute("SELECT changes() AS n")
         return int(c.fetchone()["n"])

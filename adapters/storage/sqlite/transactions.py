@@ -38,7 +38,7 @@ from eventsourcing.persistence import (
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
 
 from ....domain.id_index import IndexChanges, IndexEntry, IndexState
-from ..sql.log_index import LogIndex
+from ..sql.log_index import LogIndex, state_in
 from .files import lock_file
 
 GATE, TURN = 0, 1  # byte offsets in the lock file
@@ -194,7 +194,7 @@ class SQLiteLogTransaction:
         )
         row = self.cursor.fetchone()
         self._known_head = (stream_id, row["head"] or 0)
-        return IndexState(row["indexed"], row["unreadable"])
+        return state_in(row)
 
     def indexed(self, stream_id: UUID, message_ids: Sequence[str]) -> dict[str, IndexEntry]:
         return self.log_index.entries(self.cursor, stream_id, message_ids)
