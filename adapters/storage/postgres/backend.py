@@ -40,16 +40,11 @@ from ..sql.schema import QUARANTINE, VERSIONS_TABLE
 from ..sql.search import NoSearch
 from ..sql.views import SQLTranscriptViews
 from . import erasure
-from .dialect import (
-    ID_DIGEST_FUNCTION,
-    OUTDATED_DIGEST,
-    READ_TRANSACTION,
-    PostgresDialect,
-    advisory_key,
-)
+from .dialect import ID_DIGEST_FUNCTION, OUTDATED_DIGEST, PostgresDialect, advisory_key
 from .follow import LogFollower
 from .location import URL_FORM, PostgresLocation, parse_url
 from .search import PostgresSearchIndex
+from .snapshots import read_snapshot
 from .transactions import SYNCHRONOUS_COMMIT, PostgresLogTransaction, log_transaction
 
 CHECK_TIMEOUT = 10  # seconds to reach the server when a store opens
@@ -186,8 +181,7 @@ class PostgresBackend(Backend):
     @contextmanager
     def reading_index(self, log: Application[UUID], stream_id: UUID) -> Iterator[StoredIndex]:
         assert isinstance(log.recorder, PostgresApplicationRecorder)
-        with log.recorder.datastore.transaction(commit=False) as cursor:
-            cursor.execute(READ_TRANSACTION)  # one snapshot
+        with read_snapshot(log.recorder.datastore) as cursor:
             yield StoredIndex(self._index(log), cursor, stream_id)
 
     def reset_index(self, log: Application[UUID]) -> None:
@@ -231,7 +225,7 @@ class PostgresBackend(Backend):
                     with datastore.transaction(commit=True) as cursor:
                         for statement in index.create_statements(INDEX_TYPES):
                             cursor.execute(statement)
-            with datastore.transaction(commit=False) as cursor:
+            with read_snapshot(datastore) as cursor:
                 current = index.keys_current(cursor)
             if not current:  # a release before's keys: dropped once, under the write lock
                 with log_transaction(recorder, index) as tx:

@@ -36,7 +36,6 @@ from weakref import WeakSet
 
 import orjson
 import psycopg
-from eventsourcing.persistence import IntegrityError
 from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from psycopg.adapt import Loader
 from psycopg.rows import tuple_row
@@ -45,6 +44,7 @@ from ..sql.dialect import Dialect, Mark
 from ..sql.schema import LIVE, NEXT, REBUILD_SUFFIX, ColumnTypes
 from .log_order import LOG_ORDER, log_order_statements, own_turn, positions_table, readable_below
 from .read_ahead import ReadAhead
+from .snapshots import SSD_COSTS, read_snapshot
 from .transactions import PostgresLogTransaction
 
 # The SHA-256 of an id's UTF-8 bytes, for keys. IMMUTABLE, as index expressions must be.
@@ -79,17 +79,6 @@ POSTGRES_COLUMNS = ColumnTypes(
     json_array="json_build_array",
     history_storage=" WITH (fillfactor = 50)",  # room for the rows a compaction updates
     create_view="CREATE OR REPLACE VIEW",
-)
-
-
-# Reads price index scans as on an SSD (PostgreSQL's default random_page_cost, 4, is a
-# spinning disk's). After a compaction the superseded rows' old versions keep their entries
-# in the position key until VACUUM; a bitmap scan, which the default prices lower, visits all
-# of them on every read (a context of 50 read 1,400 pages), where an index scan marks them
-# dead the first time (255 pages after).
-SSD_COSTS = "random_page_cost = 1.1"
-READ_TRANSACTION = (
-    f"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET LOCAL {SSD_COSTS}"
 )
 
 
@@ -204,13 +193,17 @@ class PostgresDialect(Dialect):
             f"SELECT xact::text AS xact, notification_id FROM {positions} "
             "WHERE application_name = ?"
         )
+        # Advances the row of a name, or inserts it if there is none; a mark at or past the
+        # one tracked is refused by the server (the INSERT of a name already there breaks
+        # the key): a write's transaction need not wait for the answer (see `track`).
         self._track = (
-            f"INSERT INTO {positions} AS p (application_name, xact, notification_id) "
-            "VALUES (?, ?::xid8, ?) ON CONFLICT (application_name) DO UPDATE "
-            "SET xact = EXCLUDED.xact, notification_id = EXCLUDED.notification_id "
-            "WHERE (COALESCE(p.xact, '0'::xid8), p.notification_id) "
-            "< (COALESCE(EXCLUDED.xact, '0'::xid8), EXCLUDED.notification_id) "
-            "RETURNING 1 AS tracked"
+            "WITH mark (name, xact, position) AS (VALUES (?, ?::xid8, ?::bigint)), "
+            f"advanced AS (UPDATE {positions} AS p SET xact = mark.xact, "
+            "notification_id = mark.position FROM mark WHERE p.application_name = mark.name "
+            "AND (COALESCE(p.xact, '0'::xid8), p.notification_id) "
+            "< (COALESCE(mark.xact, '0'::xid8), mark.position) RETURNING 1) "
+            f"INSERT INTO {positions} (application_name, xact, notification_id) "
+            "SELECT name, xact, position FROM mark WHERE NOT EXISTS (SELECT 1 FROM advanced)"
         )
 
     def tracked_params(self, name: str) -> tuple[Any, ...]:
@@ -233,8 +226,7 @@ class PostgresDialect(Dialect):
     def track(self, c: QmarkCursor, name: str, mark: Mark) -> None:
         xact, position = mark
         params = (name, None if xact is None else str(xact), position)
-        if c.execute(self._track, params, prepare=True).fetchone() is None:
-            raise IntegrityError(f"{name} is at or past {mark} already")
+        c.execute(self._track, params, prepare=True)  # in a log transaction: not waited for
 
     def forget(self, c: QmarkCursor, names: Sequence[str]) -> None:
         c.execute(f"DELETE FROM {self.positions} WHERE application_name = ANY(?)", (list(names),))
@@ -251,8 +243,7 @@ class PostgresDialect(Dialect):
                 cursor.adapters.register_loader("json", _OrjsonLoader)
                 yield QmarkCursor(cursor)
             return
-        with self.datastore.transaction(commit=False) as cursor:
-            cursor.execute(READ_TRANSACTION)
+        with read_snapshot(self.datastore) as cursor:
             cursor.adapters.register_loader("json", _OrjsonLoader)
             yield QmarkCursor(cursor)
 
@@ -359,8 +350,8 @@ class PostgresDialect(Dialect):
     ) -> list[tuple[Any, ...]]:
         cursor = c.cursor
         factory, cursor.row_factory = cursor.row_factory, tuple_row
-        try:
-            return c.execute(statement, params).fetchall()
+        try:  # prepared at once: the reads of a session's rows are the hot path
+            return c.execute(statement, params, prepare=True).fetchall()
         finally:
             cursor.row_factory = factory
 
