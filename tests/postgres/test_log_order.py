@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from typing import Any
+from uuid import UUID
 
 import pytest
 from conftest import PostgresServer
@@ -15,6 +16,7 @@ from eventsourcing.postgres import PostgresDatastore
 from support.postgres import EVENTS_TABLE, connect, sql
 from support.rows import tracked
 from transcripts import TranscriptStore
+from transcripts.adapters.storage.postgres.advisory import advisory_key, stream_lock_key
 from transcripts.adapters.storage.postgres.dialect import PostgresDialect
 from transcripts.adapters.storage.postgres.location import parse_url
 from transcripts.domain.transcript import transcript_id
@@ -157,6 +159,17 @@ def test_writers_of_one_session_take_turns(postgres_url: str) -> None:
         writer.join(10)
         assert not writer.is_alive()
         assert [message["content"] for message in store.active("a")] == ["x"]
+
+
+def test_the_advisory_lock_keys_are_those_the_releases_before_took() -> None:
+    """A process of the release before and one of this release exclude each other."""
+    session = UUID("e3643f23-df73-50af-a35b-7ff4250bc818")
+    assert stream_lock_key(EVENTS_TABLE, session) == 960700352193454435
+    assert [advisory_key(purpose, EVENTS_TABLE) for purpose in ("views", "search", "schema")] == [
+        -7395585880517651701,
+        -5013466271767970512,
+        -4679197150858066999,
+    ]
 
 
 def test_writers_of_many_sessions_at_once_beside_a_follower_are_each_projected_once(

@@ -1,8 +1,10 @@
 """The PostgreSQL backend: `postgresql://user:password@host:port/dbname` (or `postgres://`).
 
-- The log is the library's PostgreSQL module (`transcripts_events`, tracked positions in
-  `transcripts_tracking`: named after the application, `transcripts`, which never changes);
-  the store writes it in transactions of its own (`transactions`), and retries a failed
+- The log is the library's PostgreSQL module (`transcripts_events`: named after the
+  application, `transcripts`, which never changes; the views track their marks in
+  `transcripts_positions`, not the library's `transcripts_tracking`, which stores of the
+  releases before created and keep); the store writes it in transactions of its own
+  (`transactions`), and retries a failed
   write itself, with exponential backoff and jitter, up to its lock timeout.
 - `prepare` connects once before anything else, so that an unreachable server, a database
   that does not exist or credentials the server refuses fail at once with one clear
@@ -40,7 +42,8 @@ from ..sql.schema import QUARANTINE, VERSIONS_TABLE
 from ..sql.search import NoSearch
 from ..sql.views import SQLTranscriptViews
 from . import erasure
-from .dialect import ID_DIGEST_FUNCTION, OUTDATED_DIGEST, PostgresDialect, advisory_key
+from .advisory import advisory_key
+from .dialect import ID_DIGEST_FUNCTION, OUTDATED_DIGEST, PostgresDialect
 from .follow import LogFollower
 from .location import URL_FORM, PostgresLocation, parse_url
 from .search import PostgresSearchIndex
@@ -140,7 +143,6 @@ class PostgresBackend(Backend):
         )
         required = [
             recorder.events_table_name,
-            dialect.tracking_table,
             dialect.positions,
             "active_messages",
             "message_history",

@@ -26,7 +26,6 @@ can sort under (`readable_below`), and track the last pair in `transcripts_posit
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
@@ -42,6 +41,7 @@ from psycopg.rows import tuple_row
 
 from ..sql.dialect import Dialect, Mark
 from ..sql.schema import LIVE, NEXT, REBUILD_SUFFIX, ColumnTypes
+from .advisory import advisory_key
 from .log_order import LOG_ORDER, log_order_statements, own_turn, positions_table, readable_below
 from .read_ahead import ReadAhead
 from .snapshots import SSD_COSTS, read_snapshot
@@ -80,12 +80,6 @@ POSTGRES_COLUMNS = ColumnTypes(
     history_storage=" WITH (fillfactor = 50)",  # room for the rows a compaction updates
     create_view="CREATE OR REPLACE VIEW",
 )
-
-
-def advisory_key(purpose: str, table: str) -> int:
-    """A stable 64-bit advisory lock key for one purpose on one store's tables."""
-    digest = hashlib.blake2b(f"transcripts:{purpose}:{table}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
 
 
 class _OrjsonLoader(Loader):
@@ -298,7 +292,8 @@ class PostgresDialect(Dialect):
         return c.cursor.connection.pipeline()
 
     def create_tables(self, statements: Sequence[str]) -> None:
-        self.tracker.create_table()
+        """The views' tables; not the library's tracking table (`self.tracker`'s), which
+        the views' marks left for `positions_table`: a store that has one keeps it."""
         with self.writing() as c:
             for statement in [*log_order_statements(self.events_table), *statements]:
                 c.execute(statement)

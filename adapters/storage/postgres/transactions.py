@@ -20,7 +20,6 @@ never half-applied.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -35,6 +34,7 @@ from psycopg.sql import SQL, Identifier, Literal
 
 from ....domain.id_index import IndexChanges, IndexEntry, IndexState
 from ..sql.log_index import LogIndex
+from .advisory import stream_lock_key
 from .read_ahead import Query, ReadAhead
 
 # The library setting of the log's writes: "on" (the store's durability "full") or "off".
@@ -128,12 +128,6 @@ class PostgresLogTransaction:
 
 # The lock timeout (the function in FROM runs before the row's lock), then the stream's lock.
 STREAM_LOCK = "SELECT pg_advisory_xact_lock(%s) FROM set_config('lock_timeout', %s, true)"
-
-
-def stream_lock_key(events_table: str, stream_id: UUID) -> int:
-    """The advisory lock key of one stream of a log: 64 bits of a digest of both."""
-    digest = hashlib.blake2b(events_table.encode() + stream_id.bytes, digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
 
 
 def lock_statements(
