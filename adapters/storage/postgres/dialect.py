@@ -187,17 +187,16 @@ class PostgresDialect(Dialect):
             f"SELECT xact::text AS xact, notification_id FROM {positions} "
             "WHERE application_name = ?"
         )
-        # Advances the row of a name, or inserts it if there is none; a mark at or past the
-        # one tracked is refused by the server (the INSERT of a name already there breaks
-        # the key): a write's transaction need not wait for the answer (see `track`).
+        # Inserts the row of a name, or advances it; a mark at or past the one tracked is
+        # refused by the server (its position NULL breaks the column's NOT NULL): a write's
+        # transaction need not wait for the answer (see `track`).
         self._track = (
-            "WITH mark (name, xact, position) AS (VALUES (?, ?::xid8, ?::bigint)), "
-            f"advanced AS (UPDATE {positions} AS p SET xact = mark.xact, "
-            "notification_id = mark.position FROM mark WHERE p.application_name = mark.name "
-            "AND (COALESCE(p.xact, '0'::xid8), p.notification_id) "
-            "< (COALESCE(mark.xact, '0'::xid8), mark.position) RETURNING 1) "
-            f"INSERT INTO {positions} (application_name, xact, notification_id) "
-            "SELECT name, xact, position FROM mark WHERE NOT EXISTS (SELECT 1 FROM advanced)"
+            f"INSERT INTO {positions} AS p (application_name, xact, notification_id) "
+            "VALUES (?, ?::xid8, ?) ON CONFLICT (application_name) DO UPDATE "
+            "SET xact = EXCLUDED.xact, notification_id = CASE "
+            "WHEN (COALESCE(p.xact, '0'::xid8), p.notification_id) "
+            "< (COALESCE(EXCLUDED.xact, '0'::xid8), EXCLUDED.notification_id) "
+            "THEN EXCLUDED.notification_id END"
         )
 
     def tracked_params(self, name: str) -> tuple[Any, ...]:
