@@ -6,12 +6,19 @@ from __future__ import annotations
 import threading
 import time
 from typing import Any
+from uuid import UUID
 
+import pytest
 from conftest import PostgresServer
+from eventsourcing.persistence import IntegrityError
+from eventsourcing.postgres import PostgresDatastore
 
 from support.postgres import EVENTS_TABLE, connect, sql
 from support.rows import tracked
 from transcripts import TranscriptStore
+from transcripts.adapters.storage.postgres.advisory import advisory_key, stream_lock_key
+from transcripts.adapters.storage.postgres.dialect import PostgresDialect
+from transcripts.adapters.storage.postgres.location import parse_url
 from transcripts.domain.transcript import transcript_id
 
 INSERT = (
@@ -154,6 +161,17 @@ def test_writers_of_one_session_take_turns(postgres_url: str) -> None:
         assert [message["content"] for message in store.active("a")] == ["x"]
 
 
+def test_the_advisory_lock_keys_are_those_the_releases_before_took() -> None:
+    """A process of the release before and one of this release exclude each other."""
+    session = UUID("e3643f23-df73-50af-a35b-7ff4250bc818")
+    assert stream_lock_key(EVENTS_TABLE, session) == 960700352193454435
+    assert [advisory_key(purpose, EVENTS_TABLE) for purpose in ("views", "search", "schema")] == [
+        -7395585880517651701,
+        -5013466271767970512,
+        -4679197150858066999,
+    ]
+
+
 def test_writers_of_many_sessions_at_once_beside_a_follower_are_each_projected_once(
     postgres_url: str,
 ) -> None:
@@ -210,3 +228,26 @@ def test_reading_a_session_from_current_views_does_not_scan_the_whole_log(
         for _ in range(reads):
             assert len(store.active("s")) == 300
     assert settled_seq_scans(postgres_url) - before < reads // 4
+
+
+def test_a_mark_at_or_past_the_tracked_one_is_refused_even_where_the_write_does_not_wait(
+    postgres_url: str,
+) -> None:
+    """A log transaction sends the tracked mark with its COMMIT, unanswered: the server
+    itself refuses a mark that does not advance, and the transaction with it."""
+    TranscriptStore.open(postgres_url).close()  # the tables
+    datastore = PostgresDatastore(**parse_url(postgres_url).connection_kwargs())
+    dialect = PostgresDialect(datastore, EVENTS_TABLE, "transcripts_tracking")
+    try:
+        with dialect.writing() as c:
+            dialect.track(c, "test", (None, 5))
+        for mark in [(None, 5), (None, 4)]:
+            with pytest.raises(IntegrityError), dialect.writing() as c, dialect.pipelined(c):
+                dialect.track(c, "test", (7, 1))  # advanced, then undone with the rest
+                dialect.track(c, "test", mark)
+        with dialect.writing() as c:
+            assert dialect.tracked_mark(c, "test") == (None, 5)
+            dialect.track(c, "test", (7, 1))  # a later transaction sorts after
+            assert dialect.tracked_mark(c, "test") == (7, 1)
+    finally:
+        datastore.close()

@@ -13,7 +13,6 @@ from transcripts import StorageError, TranscriptStore
 
 STORE_TABLES = {
     EVENTS_TABLE,
-    "transcripts_tracking",  # the library's
     TRACKING_TABLE,
     *ORDERED_TABLES,
     "store_settings",
@@ -28,6 +27,14 @@ def test_opening_an_empty_database_creates_the_logs_and_the_views_tables(
 ) -> None:
     TranscriptStore.open(postgres_url).close()
     assert tables(postgres_url) == STORE_TABLES
+
+
+def test_a_store_that_has_the_library_tracking_table_of_a_release_before_keeps_it(
+    postgres_url: str,
+) -> None:
+    sql(postgres_url, "CREATE TABLE transcripts_tracking (application_name TEXT)")
+    TranscriptStore.open(postgres_url).close()
+    assert tables(postgres_url) == {*STORE_TABLES, "transcripts_tracking"}
 
 
 def test_what_a_store_wrote_is_read_back_after_reopening(postgres_url: str) -> None:

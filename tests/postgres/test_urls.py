@@ -51,7 +51,7 @@ def test_the_table_prefix_and_the_lock_timeout_come_from_the_store_not_the_envir
     monkeypatch.setenv("POSTGRES_LOCK_TIMEOUT", "0")  # would mean: wait forever
     env = StoreConfig.from_url("postgresql://u@h/d", lock_timeout=2.5).library_env()
     assert env["POSTGRES_LOCK_TIMEOUT"] == "3"
-    # Tables are named after the application: transcripts_events, transcripts_tracking.
+    # Tables are named after the application: transcripts_events.
     assert "POSTGRES_SCHEMA" not in env and env["CREATE_TABLE"] == "n"
 
 

@@ -12,7 +12,7 @@ import pytest
 from support.postgres import EVENTS_TABLE, connect, sql
 from support.rows import ORDERED_TABLES, head, row_counts, tracked
 from transcripts import MAX_ID_LENGTH, StorageError, TranscriptStore
-from transcripts.adapters.storage.postgres.dialect import advisory_key
+from transcripts.adapters.storage.postgres.advisory import advisory_key
 
 PUBLIC_TABLES = tuple(ORDERED_TABLES)  # every table a projection writes
 

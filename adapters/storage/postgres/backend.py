@@ -1,8 +1,10 @@
 """The PostgreSQL backend: `postgresql://user:password@host:port/dbname` (or `postgres://`).
 
-- The log is the library's PostgreSQL module (`transcripts_events`, tracked positions in
-  `transcripts_tracking`: named after the application, `transcripts`, which never changes);
-  the store writes it in transactions of its own (`transactions`), and retries a failed
+- The log is the library's PostgreSQL module (`transcripts_events`: named after the
+  application, `transcripts`, which never changes; the views track their marks in
+  `transcripts_positions`, not the library's `transcripts_tracking`, which stores of the
+  releases before created and keep); the store writes it in transactions of its own
+  (`transactions`), and retries a failed
   write itself, with exponential backoff and jitter, up to its lock timeout.
 - `prepare` connects once before anything else, so that an unreachable server, a database
   that does not exist or credentials the server refuses fail at once with one clear
@@ -40,16 +42,12 @@ from ..sql.schema import QUARANTINE, VERSIONS_TABLE
 from ..sql.search import NoSearch
 from ..sql.views import SQLTranscriptViews
 from . import erasure
-from .dialect import (
-    ID_DIGEST_FUNCTION,
-    OUTDATED_DIGEST,
-    READ_TRANSACTION,
-    PostgresDialect,
-    advisory_key,
-)
+from .advisory import advisory_key
+from .dialect import ID_DIGEST_FUNCTION, OUTDATED_DIGEST, PostgresDialect
 from .follow import LogFollower
 from .location import URL_FORM, PostgresLocation, parse_url
 from .search import PostgresSearchIndex
+from .snapshots import read_snapshot
 from .transactions import SYNCHRONOUS_COMMIT, PostgresLogTransaction, log_transaction
 
 CHECK_TIMEOUT = 10  # seconds to reach the server when a store opens
@@ -145,7 +143,6 @@ class PostgresBackend(Backend):
         )
         required = [
             recorder.events_table_name,
-            dialect.tracking_table,
             dialect.positions,
             "active_messages",
             "message_history",
@@ -186,8 +183,7 @@ class PostgresBackend(Backend):
     @contextmanager
     def reading_index(self, log: Application[UUID], stream_id: UUID) -> Iterator[StoredIndex]:
         assert isinstance(log.recorder, PostgresApplicationRecorder)
-        with log.recorder.datastore.transaction(commit=False) as cursor:
-            cursor.execute(READ_TRANSACTION)  # one snapshot
+        with read_snapshot(log.recorder.datastore) as cursor:
             yield StoredIndex(self._index(log), cursor, stream_id)
 
     def reset_index(self, log: Application[UUID]) -> None:
@@ -231,7 +227,7 @@ class PostgresBackend(Backend):
                     with datastore.transaction(commit=True) as cursor:
                         for statement in index.create_statements(INDEX_TYPES):
                             cursor.execute(statement)
-            with datastore.transaction(commit=False) as cursor:
+            with read_snapshot(datastore) as cursor:
                 current = index.keys_current(cursor)
             if not current:  # a release before's keys: dropped once, under the write lock
                 with log_transaction(recorder, index) as tx:

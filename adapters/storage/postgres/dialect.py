@@ -26,7 +26,6 @@ can sort under (`readable_below`), and track the last pair in `transcripts_posit
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
@@ -36,15 +35,16 @@ from weakref import WeakSet
 
 import orjson
 import psycopg
-from eventsourcing.persistence import IntegrityError
 from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from psycopg.adapt import Loader
 from psycopg.rows import tuple_row
 
 from ..sql.dialect import Dialect, Mark
 from ..sql.schema import LIVE, NEXT, REBUILD_SUFFIX, ColumnTypes
+from .advisory import advisory_key
 from .log_order import LOG_ORDER, log_order_statements, own_turn, positions_table, readable_below
 from .read_ahead import ReadAhead
+from .snapshots import SSD_COSTS, read_snapshot
 from .transactions import PostgresLogTransaction
 
 # The SHA-256 of an id's UTF-8 bytes, for keys. IMMUTABLE, as index expressions must be.
@@ -80,23 +80,6 @@ POSTGRES_COLUMNS = ColumnTypes(
     history_storage=" WITH (fillfactor = 50)",  # room for the rows a compaction updates
     create_view="CREATE OR REPLACE VIEW",
 )
-
-
-# Reads price index scans as on an SSD (PostgreSQL's default random_page_cost, 4, is a
-# spinning disk's). After a compaction the superseded rows' old versions keep their entries
-# in the position key until VACUUM; a bitmap scan, which the default prices lower, visits all
-# of them on every read (a context of 50 read 1,400 pages), where an index scan marks them
-# dead the first time (255 pages after).
-SSD_COSTS = "random_page_cost = 1.1"
-READ_TRANSACTION = (
-    f"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET LOCAL {SSD_COSTS}"
-)
-
-
-def advisory_key(purpose: str, table: str) -> int:
-    """A stable 64-bit advisory lock key for one purpose on one store's tables."""
-    digest = hashlib.blake2b(f"transcripts:{purpose}:{table}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
 
 
 class _OrjsonLoader(Loader):
@@ -204,13 +187,16 @@ class PostgresDialect(Dialect):
             f"SELECT xact::text AS xact, notification_id FROM {positions} "
             "WHERE application_name = ?"
         )
+        # Inserts the row of a name, or advances it; a mark at or past the one tracked is
+        # refused by the server (its position NULL breaks the column's NOT NULL): a write's
+        # transaction need not wait for the answer (see `track`).
         self._track = (
             f"INSERT INTO {positions} AS p (application_name, xact, notification_id) "
             "VALUES (?, ?::xid8, ?) ON CONFLICT (application_name) DO UPDATE "
-            "SET xact = EXCLUDED.xact, notification_id = EXCLUDED.notification_id "
-            "WHERE (COALESCE(p.xact, '0'::xid8), p.notification_id) "
+            "SET xact = EXCLUDED.xact, notification_id = CASE "
+            "WHEN (COALESCE(p.xact, '0'::xid8), p.notification_id) "
             "< (COALESCE(EXCLUDED.xact, '0'::xid8), EXCLUDED.notification_id) "
-            "RETURNING 1 AS tracked"
+            "THEN EXCLUDED.notification_id END"
         )
 
     def tracked_params(self, name: str) -> tuple[Any, ...]:
@@ -233,8 +219,7 @@ class PostgresDialect(Dialect):
     def track(self, c: QmarkCursor, name: str, mark: Mark) -> None:
         xact, position = mark
         params = (name, None if xact is None else str(xact), position)
-        if c.execute(self._track, params, prepare=True).fetchone() is None:
-            raise IntegrityError(f"{name} is at or past {mark} already")
+        c.execute(self._track, params, prepare=True)  # in a log transaction: not waited for
 
     def forget(self, c: QmarkCursor, names: Sequence[str]) -> None:
         c.execute(f"DELETE FROM {self.positions} WHERE application_name = ANY(?)", (list(names),))
@@ -251,8 +236,7 @@ class PostgresDialect(Dialect):
                 cursor.adapters.register_loader("json", _OrjsonLoader)
                 yield QmarkCursor(cursor)
             return
-        with self.datastore.transaction(commit=False) as cursor:
-            cursor.execute(READ_TRANSACTION)
+        with read_snapshot(self.datastore) as cursor:
             cursor.adapters.register_loader("json", _OrjsonLoader)
             yield QmarkCursor(cursor)
 
@@ -307,7 +291,8 @@ class PostgresDialect(Dialect):
         return c.cursor.connection.pipeline()
 
     def create_tables(self, statements: Sequence[str]) -> None:
-        self.tracker.create_table()
+        """The views' tables; not the library's tracking table (`self.tracker`'s), which
+        the views' marks left for `positions_table`: a store that has one keeps it."""
         with self.writing() as c:
             for statement in [*log_order_statements(self.events_table), *statements]:
                 c.execute(statement)
@@ -359,8 +344,8 @@ class PostgresDialect(Dialect):
     ) -> list[tuple[Any, ...]]:
         cursor = c.cursor
         factory, cursor.row_factory = cursor.row_factory, tuple_row
-        try:
-            return c.execute(statement, params).fetchall()
+        try:  # prepared at once: the reads of a session's rows are the hot path
+            return c.execute(statement, params, prepare=True).fetchall()
         finally:
             cursor.row_factory = factory
 

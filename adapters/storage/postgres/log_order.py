@@ -67,16 +67,19 @@ def own_turn(events_table: str) -> str:
     writing the log: then a statement after this one sees every row that sorts before its
     own, and it may project them with its own (every row that commits later sorts after).
     An older writer took its lock on the log's table before its id, so before the current
-    transaction's: if running, it holds both when the locks are read."""
+    transaction's: if running, it holds both when the locks are read. The locks are read
+    only where the statement's snapshot shows a transaction older than the current one
+    running (of any database): where it shows none, none writes the log either."""
     return (
         "WITH locks AS MATERIALIZED (SELECT locktype, database, relation, mode, granted, pid, "
-        "transactionid FROM pg_locks) SELECT NOT EXISTS (SELECT 1 FROM locks t "
+        "transactionid FROM pg_locks) SELECT CASE WHEN pg_snapshot_xmin(pg_current_snapshot()) "
+        ">= pg_current_xact_id_if_assigned() THEN true ELSE NOT EXISTS (SELECT 1 FROM locks t "
         "WHERE t.locktype = 'transactionid' AND t.mode = 'ExclusiveLock' AND t.granted "
         "AND t.pid <> pg_backend_pid() AND t.pid IN (SELECT r.pid FROM locks r "
         f"WHERE {_writes_log(events_table)}) "
         "AND mod(mod(pg_current_xact_id()::text::bigint, 4294967296) "
         "- t.transactionid::text::bigint + 4294967296, 4294967296) BETWEEN 1 AND 2147483647"
-        ") AS ready"
+        ") END AS ready"
     )
 
 

@@ -20,7 +20,6 @@ never half-applied.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -31,10 +30,11 @@ from eventsourcing.persistence import StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
 from psycopg.errors import InFailedSqlTransaction
 from psycopg.pq import TransactionStatus
-from psycopg.sql import SQL, Identifier
+from psycopg.sql import SQL, Identifier, Literal
 
 from ....domain.id_index import IndexChanges, IndexEntry, IndexState
 from ..sql.log_index import LogIndex
+from .advisory import stream_lock_key
 from .read_ahead import Query, ReadAhead
 
 # The library setting of the log's writes: "on" (the store's durability "full") or "off".
@@ -66,7 +66,9 @@ class PostgresLogTransaction:
         self._delete = SQL(
             "DELETE FROM {} WHERE originator_id = %s AND originator_version < %s"
         ).format(table)
-        self.notify = SQL("NOTIFY {}").format(Identifier(recorder.channel_name))
+        self.notify = SQL(
+            "SELECT set_config('synchronous_commit', 'off', true), pg_notify({}, '')"
+        ).format(Literal(recorder.channel_name))
         self.inserted = False  # events were inserted: followers are notified after the commit
 
     def read_ahead(self, stream_id: UUID, *, after: int | None) -> None:
@@ -124,19 +126,14 @@ class PostgresLogTransaction:
         return cursor
 
 
-STREAM_LOCK = "SELECT pg_advisory_xact_lock(%s)"
-
-
-def stream_lock_key(events_table: str, stream_id: UUID) -> int:
-    """The advisory lock key of one stream of a log: 64 bits of a digest of both."""
-    digest = hashlib.blake2b(events_table.encode() + stream_id.bytes, digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
+# The lock timeout (the function in FROM runs before the row's lock), then the stream's lock.
+STREAM_LOCK = "SELECT pg_advisory_xact_lock(%s) FROM set_config('lock_timeout', %s, true)"
 
 
 def lock_statements(
     recorder: PostgresApplicationRecorder, stream: UUID | None
-) -> list[tuple[Any, tuple[int, ...] | None]]:
-    """The lock timeout, then the stream's lock and the table's in ROW EXCLUSIVE mode (as
+) -> list[tuple[Any, tuple[Any, ...] | None]]:
+    """The stream's lock (after the lock timeout) and the table's in ROW EXCLUSIVE mode (as
     every INSERT takes it, but before the transaction has an id: the views' readers rely on
     it, see `log_order.readable_below`), or the table's in EXCLUSIVE mode (`stream` None)."""
     if stream is None:
@@ -144,9 +141,9 @@ def lock_statements(
     table = SQL("{}.{}").format(
         Identifier(recorder.datastore.schema), Identifier(recorder.events_table_name)
     )
+    timeout = f"{recorder.datastore.lock_timeout}s"
     return [
-        (f"SET LOCAL lock_timeout = '{recorder.datastore.lock_timeout}s'", None),
-        (STREAM_LOCK, (stream_lock_key(recorder.events_table_name, stream),)),
+        (STREAM_LOCK, (stream_lock_key(recorder.events_table_name, stream), timeout)),
         (SQL("LOCK TABLE {} IN ROW EXCLUSIVE MODE").format(table), None),
     ]
 
@@ -155,11 +152,11 @@ def _notify(connection: Any, notify: Any) -> None:
     """Wake the log's live followers, once the write committed, in a transaction of its
     own that commits without waiting for the disk (a wake-up, not data): PostgreSQL holds a
     lock of the whole server from a NOTIFY's commit to its end, which inside the write's
-    transaction made every write wait for the others' commits to reach the disk. Sent
-    with the COMMIT, in the same round trip."""
-    cursor = connection.cursor()
-    for statement in ("BEGIN", "SET LOCAL synchronous_commit = off", notify, "COMMIT"):
-        cursor.execute(statement, prepare=True)
+    transaction made every write wait for the others' commits to reach the disk. One
+    statement, sent with the COMMIT, in the same round trip: after the COMMIT, before the
+    pipeline's sync, it runs in an implicit transaction of its own, whose commit at the
+    sync the statement's `set_config` made asynchronous."""
+    connection.cursor().execute(notify, prepare=True)
 
 
 @contextmanager
