@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from ....domain.messages import Message
 from ....projections.rows import AttemptRow, HistoryRow, QuarantineRow, SessionRow
 from ....projections.views import SessionRows
+from .catch_up import TRACKING_NAME
 from .dialect import Cursor
 from .rows import UNREADABLE, DamagedRow, RowReader, message_key
 from .schema import LIVE, QUARANTINE
@@ -48,6 +49,12 @@ class ViewQueries:
             "ORDER BY version LIMIT ?",
         }
         self._position = f"{active_row} AND h.message_id = ?"
+        dialect = rows.dialect
+        self._current_active = (  # the turn's read: one column, the check in its WHERE
+            self._columns.readable_active_rows(LIVE, "h.message", dialect.reflects_log)
+            + " ORDER BY h.position"
+        )
+        self._tracked = dialect.tracked_params(TRACKING_NAME)
         readable = "s.transcript_id IS NOT NULL AND s.erased_at IS NULL AND s.quarantined = 0"
         self._context = (  # one statement: one moment of the views, whoever projects them
             f"SELECT 0 AS position, {self._columns.json_array}(s.version, {readable}) "
@@ -58,6 +65,18 @@ class ViewQueries:
     def active(self, c: Cursor, session_id: str) -> list[Message]:
         rows = self.rows.dialect.tuples(c, self._active, self._columns.active_params(session_id))
         return self.rows.contents(session_id, rows)
+
+    def current_active(self, session_id: str) -> list[Message] | None:
+        """The session's active messages, in one statement read on its own, if the views
+        reflect the whole log and can answer for the session and it has any, all readable;
+        None otherwise (read it by `CatchUp.session_active`, which says why)."""
+        params = (*self._columns.active_params(session_id), *self._tracked)
+        rows = self.rows.dialect.read_tuples(self._current_active, params)
+        load = self.rows.json_content
+        try:
+            return [load(message) for (message,) in rows] if rows else None
+        except UNREADABLE:
+            return None
 
     def history(self, c: Cursor, session_id: str) -> list[HistoryRow]:
         c.execute(self._history, self._columns.session_params(session_id))

@@ -82,6 +82,20 @@ class ColumnTypes:
             f"{self.session_match('h.session_id')} AND h.position > {self._base(tables)} + ?"
         )
 
+    def readable_active_rows(self, tables: Tables, columns: str, condition: str) -> str:
+        """`active_rows` (of the same parameters, then `condition`'s) while `condition`
+        holds, of a session the views can answer for (it is there, not erased, none of its
+        events quarantined); no rows otherwise: the base is then NULL."""
+        readable_base = (
+            f"(SELECT position_base FROM {tables.sessions} WHERE session_id = ? "
+            "AND erased_at IS NULL AND quarantined = 0)"
+        )
+        return (
+            f"SELECT {columns} FROM {tables.message_history} AS h WHERE "
+            f"{self.session_match('h.session_id')} AND h.position > {readable_base} + ? "
+            f"AND {condition}"
+        )
+
     def active_positions(self, tables: Tables, columns: str, name: str = "position") -> str:
         """`active_rows`, their `active_messages` positions first (named `name`): one
         parameter more, first, the session id."""

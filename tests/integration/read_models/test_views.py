@@ -10,7 +10,12 @@ from collections.abc import Callable
 
 import pytest
 
-from support.log import expected_summary, fold_of, write_behind_the_views
+from support.log import (
+    WriterBehindTheViews,
+    expected_summary,
+    fold_of,
+    write_behind_the_views,
+)
 from support.rows import VIEW_TABLES, connect, head, raw_rows, row_counts, tracked
 from transcripts import TranscriptStore
 
@@ -94,6 +99,17 @@ def test_every_write_is_read_by_a_second_store_object_on_the_same_file_as_soon_a
         reader.append("s", [{"id": "from-reader", "role": "user", "content": "x"}])
         assert writer.active("s")[-1]["id"] == "from-reader"
         assert_reads_match_the_log(writer, sqlite_url, "s")
+
+
+def test_a_read_of_a_context_its_views_hold_sees_a_message_written_behind_them_at_once(
+    durable_url: str,
+) -> None:
+    with TranscriptStore.open(durable_url) as store, WriterBehindTheViews(durable_url) as writer:
+        store.start("s")
+        store.append("s", [{"id": "seen", "role": "user", "content": "projected"}])
+        assert [message["id"] for message in store.active("s")] == ["seen"]
+        writer.append("s", [{"id": "behind", "role": "assistant", "content": "not yet"}])
+        assert [message["id"] for message in store.active("s")] == ["seen", "behind"]
 
 
 def test_catching_up_twice_projects_each_event_once_and_stores_no_row_twice(
