@@ -54,6 +54,13 @@ class ViewQueries:
             self._columns.readable_active_rows(LIVE, "h.message", dialect.reflects_log)
             + " ORDER BY h.position"
         )
+        array = self._columns.json_text_array
+        self._current_array = (  # the same as one JSON text, where the dialect can: one decode
+            None
+            if array is None or rows.content.encrypted
+            else f"SELECT {array.format(texts='message')}, COUNT(*) "
+            f"FROM ({self._current_active}) AS active"
+        )
         self._tracked = dialect.tracked_params(TRACKING_NAME)
         readable = "s.transcript_id IS NOT NULL AND s.erased_at IS NULL AND s.quarantined = 0"
         self._context = (  # one statement: one moment of the views, whoever projects them
@@ -71,9 +78,14 @@ class ViewQueries:
         reflect the whole log and can answer for the session and it has any, all readable;
         None otherwise (read it by `CatchUp.session_active`, which says why)."""
         params = (*self._columns.active_params(session_id), *self._tracked)
-        rows = self.rows.dialect.read_tuples(self._current_active, params)
         load = self.rows.json_content
         try:
+            if self._current_array is not None:
+                ((array, count),) = self.rows.dialect.read_tuples(self._current_array, params)
+                messages = None if array is None else load(array)
+                # each row one JSON value: a damaged one breaks the array or its count
+                return messages if isinstance(messages, list) and len(messages) == count else None
+            rows = self.rows.dialect.read_tuples(self._current_active, params)
             return [load(message) for (message,) in rows] if rows else None
         except UNREADABLE:
             return None

@@ -30,6 +30,7 @@ SQLITE_COLUMNS = ColumnTypes(
     boolean="INTEGER",
     json="TEXT",
     time="TEXT",
+    json_text_array="'[' || group_concat({texts}, ',') || ']'",
 )
 
 
