@@ -28,6 +28,11 @@ ROWS_PER_PAGE = 1_000  # rows a statement reads when a session's rows are read w
 ATTEMPTS_PER_PAGE = 1
 SESSION = "SELECT * FROM sessions WHERE session_id = ?"
 IDS_PER_QUERY = 500  # well under every backend's limit of parameters
+# Active messages read as one JSON array at most: past a few thousand, SQLite's one long
+# text costs more than the rows (10,000 of 400 characters: 1.85x). A session found longer
+# is read row by row from then on, until it is found shorter; at most LONG_SESSIONS kept.
+ARRAY_ROWS = 1_000
+LONG_SESSIONS = 1_024
 
 
 class ViewQueries:
@@ -59,8 +64,9 @@ class ViewQueries:
             None
             if array is None or rows.content.encrypted
             else f"SELECT {array.format(texts='message')}, COUNT(*) "
-            f"FROM ({self._current_active}) AS active"
+            f"FROM ({self._current_active} LIMIT ?) AS active"
         )
+        self._long: set[str] = set()  # sessions last found with ARRAY_ROWS or more
         self._tracked = dialect.tracked_params(TRACKING_NAME)
         readable = "s.transcript_id IS NOT NULL AND s.erased_at IS NULL AND s.quarantined = 0"
         self._context = (  # one statement: one moment of the views, whoever projects them
@@ -79,16 +85,27 @@ class ViewQueries:
         None otherwise (read it by `CatchUp.session_active`, which says why)."""
         params = (*self._columns.active_params(session_id), *self._tracked)
         load = self.rows.json_content
+        read = self.rows.dialect.read_tuples
         try:
-            if self._current_array is not None:
-                ((array, count),) = self.rows.dialect.read_tuples(self._current_array, params)
-                messages = None if array is None else load(array)
-                # each row one JSON value: a damaged one breaks the array or its count
-                return messages if isinstance(messages, list) and len(messages) == count else None
-            rows = self.rows.dialect.read_tuples(self._current_active, params)
+            if self._current_array is not None and session_id not in self._long:
+                ((array, count),) = read(self._current_array, (*params, ARRAY_ROWS))
+                if count < ARRAY_ROWS:
+                    messages = None if array is None else load(array)
+                    # each row one JSON value: a damaged one breaks the array or its count
+                    whole = isinstance(messages, list) and len(messages) == count
+                    return messages if whole else None
+                self._remember_long(session_id)
+            rows = read(self._current_active, params)
+            if len(rows) < ARRAY_ROWS:
+                self._long.discard(session_id)
             return [load(message) for (message,) in rows] if rows else None
         except UNREADABLE:
             return None
+
+    def _remember_long(self, session_id: str) -> None:
+        if len(self._long) >= LONG_SESSIONS:
+            self._long.clear()
+        self._long.add(session_id)
 
     def history(self, c: Cursor, session_id: str) -> list[HistoryRow]:
         c.execute(self._history, self._columns.session_params(session_id))

@@ -54,9 +54,9 @@ class ColumnTypes:
     # An SQL aggregate of the `ids` column of rows into a JSON array, in `order` (SQLite's
     # keeps the order of the ordered subquery it reads; it has no ORDER BY in aggregates).
     id_array: str = "json_group_array({ids})"
-    # An SQL aggregate of JSON texts (`texts`, one JSON value each) into the text of a JSON
-    # array of them, in the order of the ordered subquery it reads; None: read them a row
-    # at a time (where the driver decodes JSON itself).
+    # An SQL aggregate of JSON texts (`texts`, one JSON value each) into a JSON array of
+    # them (its text, or its bytes), in the order of the ordered subquery it reads; None:
+    # read them a row at a time (where the driver decodes JSON itself).
     json_text_array: str | None = None
     # The SQL function making a JSON array of its arguments.
     json_array: str = "json_array"

@@ -30,7 +30,9 @@ SQLITE_COLUMNS = ColumnTypes(
     boolean="INTEGER",
     json="TEXT",
     time="TEXT",
-    json_text_array="'[' || group_concat({texts}, ',') || ']'",
+    # its UTF-8 bytes: orjson reads them as they are, where a str of megabytes is decoded
+    # by sqlite3, then encoded again by orjson (a 10,000-message context: +20 %)
+    json_text_array="CAST('[' || group_concat({texts}, ',') || ']' AS BLOB)",
 )
 
 
