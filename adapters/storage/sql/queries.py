@@ -28,11 +28,13 @@ ROWS_PER_PAGE = 1_000  # rows a statement reads when a session's rows are read w
 ATTEMPTS_PER_PAGE = 1
 SESSION = "SELECT * FROM sessions WHERE session_id = ?"
 IDS_PER_QUERY = 500  # well under every backend's limit of parameters
-# Active messages read as one JSON array at most: past a few thousand, SQLite's one long
-# text costs more than the rows (10,000 of 400 characters: 1.85x). A session found longer
-# is read row by row from then on, until it is found shorter; at most LONG_SESSIONS kept.
+# A context read as one JSON array at most: past about 128 KiB (glibc's threshold for
+# mapping an allocation afresh: each of the text's copies then faults its pages in) the
+# rows cost less (50 of 8,000 characters: 1.6x; 10,000 of 400: 1.85x). A session found
+# larger is read row by row from then on, until it is found smaller; LARGE_SESSIONS at most.
 ARRAY_ROWS = 1_000
-LONG_SESSIONS = 1_024
+ARRAY_CHARACTERS = 96 * 1024
+LARGE_SESSIONS = 1_024
 
 
 class ViewQueries:
@@ -66,7 +68,7 @@ class ViewQueries:
             else f"SELECT {array.format(texts='message')}, COUNT(*) "
             f"FROM ({self._current_active} LIMIT ?) AS active"
         )
-        self._long: set[str] = set()  # sessions last found with ARRAY_ROWS or more
+        self._large: set[str] = set()  # sessions last found too large for one array
         self._tracked = dialect.tracked_params(TRACKING_NAME)
         readable = "s.transcript_id IS NOT NULL AND s.erased_at IS NULL AND s.quarantined = 0"
         self._context = (  # one statement: one moment of the views, whoever projects them
@@ -87,25 +89,27 @@ class ViewQueries:
         load = self.rows.json_content
         read = self.rows.dialect.read_tuples
         try:
-            if self._current_array is not None and session_id not in self._long:
+            if self._current_array is not None and session_id not in self._large:
                 ((array, count),) = read(self._current_array, (*params, ARRAY_ROWS))
+                if count == ARRAY_ROWS or array is not None and len(array) > ARRAY_CHARACTERS:
+                    self._remember_large(session_id)
                 if count < ARRAY_ROWS:
                     messages = None if array is None else load(array)
                     # each row one JSON value: a damaged one breaks the array or its count
                     whole = isinstance(messages, list) and len(messages) == count
                     return messages if whole else None
-                self._remember_long(session_id)
             rows = read(self._current_active, params)
-            if len(rows) < ARRAY_ROWS:
-                self._long.discard(session_id)
+            if session_id in self._large and len(rows) < ARRAY_ROWS:
+                if sum(len(message) for (message,) in rows) <= ARRAY_CHARACTERS:
+                    self._large.discard(session_id)
             return [load(message) for (message,) in rows] if rows else None
         except UNREADABLE:
             return None
 
-    def _remember_long(self, session_id: str) -> None:
-        if len(self._long) >= LONG_SESSIONS:
-            self._long.clear()
-        self._long.add(session_id)
+    def _remember_large(self, session_id: str) -> None:
+        if len(self._large) >= LARGE_SESSIONS:
+            self._large.clear()
+        self._large.add(session_id)
 
     def history(self, c: Cursor, session_id: str) -> list[HistoryRow]:
         c.execute(self._history, self._columns.session_params(session_id))

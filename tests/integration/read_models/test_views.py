@@ -18,7 +18,7 @@ from support.log import (
 )
 from support.rows import VIEW_TABLES, connect, head, raw_rows, row_counts, tracked
 from transcripts import TranscriptStore
-from transcripts.adapters.storage.sql.queries import ARRAY_ROWS
+from transcripts.adapters.storage.sql.queries import ARRAY_CHARACTERS, ARRAY_ROWS
 
 # The public schema of issue 3 (columns users may rely on in plain SQL).
 PUBLIC_COLUMNS = {
@@ -113,19 +113,22 @@ def test_a_read_of_a_context_its_views_hold_sees_a_message_written_behind_them_a
         assert [message["id"] for message in store.active("s")] == ["seen", "behind"]
 
 
-def test_a_context_longer_than_one_array_of_rows_is_read_whole_in_order_and_shorter_again(
-    sqlite_url: str,
+@pytest.mark.parametrize(
+    ("count", "size"), [(ARRAY_ROWS + 1, 1), (20, ARRAY_CHARACTERS // 10)], ids=["rows", "text"]
+)
+def test_a_context_too_large_for_one_array_is_read_whole_in_order_and_smaller_again(
+    sqlite_url: str, count: int, size: int
 ) -> None:
-    ids = [f"m{i}" for i in range(ARRAY_ROWS + 1)]
+    ids = [f"m{i}" for i in range(count)]
     with TranscriptStore.open(sqlite_url) as store:
         store.start("s")
-        store.append("s", [{"id": i, "role": "user", "content": i} for i in ids])
-        for _ in range(2):  # found long, then remembered as long
+        store.append("s", [{"id": i, "role": "user", "content": i * size} for i in ids])
+        for _ in range(2):  # found large, then remembered as large
             assert [message["id"] for message in store.active("s")] == ids
-        store.compact("s", lambda messages: messages[-2:])
-        assert [message["id"] for message in store.active("s")] == ids[-2:]
-        store.append("s", [{"id": "after", "role": "user", "content": "short again"}])
-        assert [message["id"] for message in store.active("s")] == [*ids[-2:], "after"]
+        store.compact("s", lambda messages: messages[-1:])
+        assert [message["id"] for message in store.active("s")] == ids[-1:]
+        store.append("s", [{"id": "after", "role": "user", "content": "small again"}])
+        assert [message["id"] for message in store.active("s")] == [ids[-1], "after"]
 
 
 def test_catching_up_twice_projects_each_event_once_and_stores_no_row_twice(
