@@ -28,8 +28,8 @@ ROWS_PER_PAGE = 1_000  # rows a statement reads when a session's rows are read w
 ATTEMPTS_PER_PAGE = 1
 SESSION = "SELECT * FROM sessions WHERE session_id = ?"
 IDS_PER_QUERY = 500  # well under every backend's limit of parameters
-# A context read as one JSON array at most: past about 128 KiB (glibc's threshold for
-# mapping an allocation afresh: each of the text's copies then faults its pages in) the
+# A context read as one JSON array at most: past about 128 KiB (where glibc maps an
+# allocation afresh: each of the text's copies then faults its pages in, it seems) the
 # rows cost less (50 of 8,000 characters: 1.6x; 10,000 of 400: 1.85x). A session found
 # larger is read row by row from then on, until it is found smaller; LARGE_SESSIONS at most.
 ARRAY_ROWS = 1_000
