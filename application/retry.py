@@ -56,21 +56,29 @@ class StorageCalls:
         """`call()`, again after a failure waiting can cure, until the lock timeout (at once
         after a dropped connection); StorageError saying `what` could not be done otherwise."""
         deadline = time.monotonic() + self.lock_timeout
-        waits = attempts(self.lock_timeout)
-        next(waits)  # the first try waits for nothing
+        try:
+            return call()  # the first try, which almost always does: no more set up for it
+        except PersistenceError as error:
+            failure, failed = self._failure(error, what), error
+        waits = attempts(deadline - time.monotonic())
+        next(waits)  # the first try was made
         while True:
-            try:
-                return call()
-            except PersistenceError as error:
-                failure = self.classify(error)
-                if failure is Failure.LASTING:
-                    raise StorageError(f"cannot {what}: {error}") from error
-                failed = error
             if failure is Failure.DROPPED:
                 if time.monotonic() >= deadline:
                     break
                 time.sleep(DROPPED_DELAY)
             elif next(waits, None) is None:
                 break
+            try:
+                return call()
+            except PersistenceError as error:
+                failure, failed = self._failure(error, what), error
         cause = "other writers kept winning the race" if failure is Failure.CONFLICT else failed
         raise StorageError(f"could not {what} within {self.lock_timeout:g} s: {cause}") from failed
+
+    def _failure(self, error: PersistenceError, what: str) -> Failure:
+        """What the failure means; StorageError at once if waiting does not cure it."""
+        failure = self.classify(error)
+        if failure is Failure.LASTING:
+            raise StorageError(f"cannot {what}: {error}") from error
+        return failure

@@ -113,6 +113,14 @@ class CachingSQLiteConnectionPool(SQLiteConnectionPool):
         return SQLiteConnection(sqlite_conn=connection, max_age=self.max_age)
 
 
+def tuple_cursor(connection: SQLiteConnection) -> sqlite3.Cursor:
+    """A new plain sqlite3 cursor of the connection, its rows tuples (no wrapper around it:
+    the hot reads')."""
+    cursor = connection._sqlite_conn.cursor()  # type: ignore[attr-defined]
+    cursor.row_factory = None
+    return cursor
+
+
 def _cache(connection: SQLiteConnection, kib: int) -> None:
     """Set the connection's page cache (a smaller one frees the pages beyond it)."""
     connection._sqlite_conn.execute(f"PRAGMA cache_size = -{kib}")  # type: ignore[attr-defined]

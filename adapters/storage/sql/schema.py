@@ -54,6 +54,10 @@ class ColumnTypes:
     # An SQL aggregate of the `ids` column of rows into a JSON array, in `order` (SQLite's
     # keeps the order of the ordered subquery it reads; it has no ORDER BY in aggregates).
     id_array: str = "json_group_array({ids})"
+    # An SQL aggregate of JSON texts (`texts`, one JSON value each) into a JSON array of
+    # them (its text, or its bytes), in the order of the ordered subquery it reads; None:
+    # read them a row at a time (where the driver decodes JSON itself).
+    json_text_array: str | None = None
     # The SQL function making a JSON array of its arguments.
     json_array: str = "json_array"
     # Storage options of message_history, whose rows a compaction, a rewind or a restore
@@ -80,6 +84,20 @@ class ColumnTypes:
         return (
             f"SELECT {columns} FROM {tables.message_history} AS h WHERE "
             f"{self.session_match('h.session_id')} AND h.position > {self._base(tables)} + ?"
+        )
+
+    def readable_active_rows(self, tables: Tables, columns: str, condition: str) -> str:
+        """`active_rows` (of the same parameters, then `condition`'s) while `condition`
+        holds, of a session the views can answer for (it is there, not erased, none of its
+        events quarantined); no rows otherwise: the base is then NULL."""
+        readable_base = (
+            f"(SELECT position_base FROM {tables.sessions} WHERE session_id = ? "
+            "AND erased_at IS NULL AND quarantined = 0)"
+        )
+        return (
+            f"SELECT {columns} FROM {tables.message_history} AS h WHERE "
+            f"{self.session_match('h.session_id')} AND h.position > {readable_base} + ? "
+            f"AND {condition}"
         )
 
     def active_positions(self, tables: Tables, columns: str, name: str = "position") -> str:

@@ -126,7 +126,10 @@ class SQLTranscriptViews(TranscriptViews):
     # -- queries ---------------------------------------------------------------------------
 
     def active(self, session_id: str) -> list[Message]:
-        while True:  # `_session` and its query in one statement: the turn cycle's read
+        messages = self.queries.current_active(session_id)  # the turn cycle's read
+        if messages is not None:
+            return messages
+        while True:  # `_session` and its query in one statement: why it could not be read
             current, messages = self._catch_up.session_active(session_id)
             if current and messages is not None:
                 return self.queries.rows.contents(session_id, messages)

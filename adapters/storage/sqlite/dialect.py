@@ -18,6 +18,7 @@ import orjson
 from eventsourcing.persistence import IntegrityError
 from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore, SQLiteTrackingRecorder
 
+from ..internals import tuple_cursor
 from ..sql.dialect import Dialect
 from ..sql.schema import ColumnTypes
 from .transactions import SQLiteLogTransaction, library_errors, writers_turn
@@ -29,6 +30,9 @@ SQLITE_COLUMNS = ColumnTypes(
     boolean="INTEGER",
     json="TEXT",
     time="TEXT",
+    # its UTF-8 bytes: orjson reads them as they are, where a str of megabytes is decoded
+    # by sqlite3, then encoded again by orjson (a 10,000-message context: +20 %)
+    json_text_array="CAST('[' || group_concat({texts}, ',') || ']' AS BLOB)",
 )
 
 
@@ -127,14 +131,13 @@ class SQLiteDialect(Dialect):
             cursor.row_factory = factory
 
     def read_tuples(self, statement: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        """Straight from the pool, with no `reading()` around it: the turn cycle's read, where
-        its nested generator context managers cost a few percent."""
+        """Straight from the pool, on a plain sqlite3 cursor of its own, with no `reading()`
+        around it: the turn cycle's read, where each wrapper costs a few percent."""
         pool = self.datastore.pool
         connection = pool.get_connection(is_writer=False)
         try:
-            cursor = connection.cursor()
-            with closing(cursor.sqlite_cursor), library_errors():
-                return self.tuples(cursor, statement, params)
+            with closing(tuple_cursor(connection)) as cursor, library_errors():
+                return cursor.execute(statement, params).fetchall()
         finally:
             pool.put_connection(connection)
 

@@ -23,6 +23,12 @@ DAMAGE: dict[str, tuple[str, list[str], tuple[str, str]]] = {
         ["active", "history", "iter_active"],
         ("message_history", "m4"),
     ),
+    "an active message's JSON, made two values": (
+        """UPDATE message_history SET message = '{"id": "m4"}, {"id": "x"}'
+        WHERE message_id = 'm4'""",
+        ["active", "history", "iter_active"],
+        ("message_history", "m4"),
+    ),
     "a superseded message's JSON": (
         "UPDATE message_history SET message = '[1, ' WHERE message_id = 'm0'",
         ["history", "iter_history"],

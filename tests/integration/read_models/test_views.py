@@ -10,9 +10,15 @@ from collections.abc import Callable
 
 import pytest
 
-from support.log import expected_summary, fold_of, write_behind_the_views
+from support.log import (
+    WriterBehindTheViews,
+    expected_summary,
+    fold_of,
+    write_behind_the_views,
+)
 from support.rows import VIEW_TABLES, connect, head, raw_rows, row_counts, tracked
 from transcripts import TranscriptStore
+from transcripts.adapters.storage.sql.queries import ARRAY_CHARACTERS, ARRAY_ROWS
 
 # The public schema of issue 3 (columns users may rely on in plain SQL).
 PUBLIC_COLUMNS = {
@@ -94,6 +100,35 @@ def test_every_write_is_read_by_a_second_store_object_on_the_same_file_as_soon_a
         reader.append("s", [{"id": "from-reader", "role": "user", "content": "x"}])
         assert writer.active("s")[-1]["id"] == "from-reader"
         assert_reads_match_the_log(writer, sqlite_url, "s")
+
+
+def test_a_read_of_a_context_its_views_hold_sees_a_message_written_behind_them_at_once(
+    durable_url: str,
+) -> None:
+    with TranscriptStore.open(durable_url) as store, WriterBehindTheViews(durable_url) as writer:
+        store.start("s")
+        store.append("s", [{"id": "seen", "role": "user", "content": "projected"}])
+        assert [message["id"] for message in store.active("s")] == ["seen"]
+        writer.append("s", [{"id": "behind", "role": "assistant", "content": "not yet"}])
+        assert [message["id"] for message in store.active("s")] == ["seen", "behind"]
+
+
+@pytest.mark.parametrize(
+    ("count", "size"), [(ARRAY_ROWS + 1, 1), (20, ARRAY_CHARACTERS // 10)], ids=["rows", "text"]
+)
+def test_a_context_too_large_for_one_array_is_read_whole_in_order_and_smaller_again(
+    sqlite_url: str, count: int, size: int
+) -> None:
+    ids = [f"m{i}" for i in range(count)]
+    with TranscriptStore.open(sqlite_url) as store:
+        store.start("s")
+        store.append("s", [{"id": i, "role": "user", "content": i * size} for i in ids])
+        for _ in range(2):  # found large, then remembered as large
+            assert [message["id"] for message in store.active("s")] == ids
+        store.compact("s", lambda messages: messages[-1:])
+        assert [message["id"] for message in store.active("s")] == ids[-1:]
+        store.append("s", [{"id": "after", "role": "user", "content": "small again"}])
+        assert [message["id"] for message in store.active("s")] == [ids[-1], "after"]
 
 
 def test_catching_up_twice_projects_each_event_once_and_stores_no_row_twice(
