@@ -18,6 +18,7 @@ import pytest
 from support.processes import Child, program
 from support.rows import is_sqlite, path_of, query
 from transcripts import TranscriptStore
+from transcripts.adapters.storage.sql import search_catch_up
 from transcripts.adapters.storage.sqlite.search import register_functions
 from transcripts.config import new_cipher_key
 from transcripts.domain.errors import TranscriptError
@@ -174,6 +175,29 @@ def test_messages_appended_after_the_newest_session_is_forgotten_unindexed_are_a
             [f"indexed-{n}" for n in range(10)] + ids
         )
     assert index_rows(durable_url) == 20
+    check_index(durable_url)
+
+
+def test_a_catch_up_of_many_batches_indexes_every_row_once_across_forgets_and_compactions(
+    durable_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches of three log positions: each batch finds its own rows, above the highest
+    indexed, whatever was forgotten or compacted before it."""
+    monkeypatch.setattr(search_catch_up, "POSITIONS_PER_BATCH", 3)
+    with TranscriptStore.open(durable_url) as store:
+        first = burst(store, "first", 7)
+        forgotten_indexed = burst(store, "forgotten-indexed", 5)
+        store.search("tram")
+        burst(store, "forgotten-unindexed", 4)
+        store.forget("forgotten-unindexed")
+        store.forget("forgotten-indexed")
+        compacted = burst(store, "compacted", 9)
+        store.compact("compacted", lambda messages: messages[-2:])
+        last = burst(store, "last", 4)
+        hits = [hit["message_id"] for hit in store.search("tram", limit=1000)]
+    assert sorted(hits) == sorted(first + compacted + last)  # superseded ones too
+    assert not set(hits) & set(forgotten_indexed)
+    assert index_rows(durable_url) == len(first) + len(compacted) + len(last)
     check_index(durable_url)
 
 

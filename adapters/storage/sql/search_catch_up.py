@@ -2,8 +2,9 @@
 
 Appends do not write the index. It tracks the place in the log's order it reflects
 (`SEARCH_TRACKING_NAME`, a `Mark` as the views'), and catches up to the views' by the log
-entries in between: it indexes the `message_history` rows they added (by `log_position`, the
-position of the event that added each; positions are never reused), a batch of entries per
+entries in between: it indexes the `message_history` rows they added (PostgreSQL finds them
+by `log_position`, the position of the event that added each, never reused; SQLite by rowid,
+which follows it), a batch of entries per
 transaction, holding the index's lock (`Dialect.indexing`). A catch-up waiting for another's
 finds the rows done (each batch reads the tracked place after the lock) and indexes nothing
 twice. An erasure deletes a

@@ -32,6 +32,7 @@ SEARCH_TABLE = "message_search"
 CONTENT_VIEW = "message_search_text"  # not `_content`: the name of FTS5's own copy
 TEXT_FUNCTION = "transcripts_search_text"
 LEGACY_TRIGGERS = ("message_history_search_insert", "message_history_search_delete")
+MAX_ROWID = 2**63 - 1  # above every rowid
 
 
 def search_table(history: str) -> str:
@@ -76,16 +77,18 @@ class FTS5Index(SearchIndex):
 
         The rows are found by rowid, with no index of log positions: rows are inserted in
         the log's order (a batch after the tracked position at a time), and a new rowid is
-        above every stored one, so rowids follow log positions. The rows before the first
-        position are the last with a smaller position, found reading back from the end:
-        the rows read are those the index lags behind by."""
-        history = tables.message_history
+        above every stored one, so rowids follow log positions. The rows to index are
+        above the highest rowid indexed (every row indexed was inserted before every row
+        not; an erasure deletes an entry with its row) and below the first row of a later
+        position: a batch reads its own rows, however far the index lags behind."""
+        history, index = tables.message_history, search_table(tables.message_history)
+        after = f"rowid > COALESCE((SELECT MAX(id) FROM {index}_docsize), 0)"
         c.execute(
-            f"INSERT INTO {search_table(history)} (rowid, text) "
-            f"SELECT rowid, {TEXT_FUNCTION}(message) FROM {history} WHERE rowid > "
-            f"COALESCE((SELECT rowid FROM {history} WHERE log_position < ? "
-            "ORDER BY rowid DESC LIMIT 1), 0) AND log_position BETWEEN ? AND ?",
-            (positions[0], positions[0], positions[-1]),
+            f"INSERT INTO {index} (rowid, text) "
+            f"SELECT rowid, {TEXT_FUNCTION}(message) FROM {history} WHERE {after} AND rowid < "
+            f"COALESCE((SELECT rowid FROM {history} WHERE {after} AND log_position > ? "
+            f"ORDER BY rowid LIMIT 1), {MAX_ROWID}) AND log_position >= ?",
+            (positions[-1], positions[0]),
         )
         c.execute("SELECT changes() AS n")
         return int(c.fetchone()["n"])
