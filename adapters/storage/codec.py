@@ -82,6 +82,8 @@ class OrjsonMapper(Mapper[UUID]):
         originator_id = state.pop("originator_id")
         originator_version = state.pop("originator_version")
         state["timestamp"] = {"_type_": _DATETIME, "_data_": state["timestamp"].isoformat()}
+        if (class_version := getattr(_APPENDED, "class_version", 1)) > 1:  # as the library
+            state["class_version"] = class_version
         stored = orjson.dumps(state, default=_refuse, option=orjson.OPT_PASSTHROUGH_DATETIME)
         if self.compressor:
             stored = self.compressor.compress(stored)

@@ -91,10 +91,16 @@ def test_the_store_cipher_and_the_library_cipher_read_each_other() -> None:
         ours.decrypt(bytes(damaged))
 
 
+@pytest.mark.parametrize("class_version", [1, 2])
 @pytest.mark.parametrize("encrypted", [False, True])
 def test_the_lean_mapper_stores_an_appended_message_byte_for_byte_as_the_librarys(
-    encrypted: bool,
+    encrypted: bool, class_version: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Of each class version: a later one is stored with it, as the library stores it."""
+    if class_version > 1:
+        monkeypatch.setattr(
+            Transcript.MessageAppended, "class_version", class_version, raising=False
+        )
     transcript = Transcript.start("s", source="api", model=None, parent_id=None, metadata={})
     odd = {"role": "tool", "content": 'ü \x1f "\\ \u2028 😀', "tool_call_id": "c", "n": -(2**63)}
     transcript.append([{"id": "m1", **EVENT_STATE["message"]}, odd, {"role": "user", "x": 1e16}])
