@@ -1,16 +1,16 @@
 """The PostgreSQL backend: `postgresql://user:password@host:port/dbname` (or `postgres://`).
 
 - The log is the library's PostgreSQL module (`transcripts_events`: named after the
-  application, `transcripts`, which never changes; the views track their marks in
-  `transcripts_positions`, not the library's `transcripts_tracking`, which stores of the
-  releases before created and keep); the store writes it in transactions of its own
-  (`transactions`), and retries a failed
-  write itself, with exponential backoff and jitter, up to its lock timeout.
+  application, `transcripts`, which never changes); the views track their marks in
+  `transcripts_positions` (not the library's `transcripts_tracking`, which stores of the
+  releases before created and keep). The store writes the log in transactions of its own
+  (`transactions`), and retries a failed write itself, with exponential backoff and
+  jitter, up to its lock timeout.
 - `prepare` connects once before anything else, so that an unreachable server, a database
   that does not exist or credentials the server refuses fail at once with one clear
   `StorageError` — before a pool is opened or anything is written.
-- `open_views` creates the tables the store needs (the library's log and tracking tables,
-  the view tables) if some are missing, one process at a time under a session advisory
+- `open_views` creates the tables the store needs (the library's log table, the view
+  tables and their marks) if some are missing, one process at a time under a session advisory
   lock: the library's `CREATE … IF NOT EXISTS` statements race when processes open a new
   database at once.
 - `replace_stream` and `scrub` erase a session (`erasure`), whose version fence

@@ -148,6 +148,8 @@ class PostgresDialect(Dialect):
     def __init__(
         self, datastore: PostgresDatastore, events_table: str, tracking_table: str
     ) -> None:
+        # The base class's tracking SQL is the library's; every method using it is overridden
+        # here (the marks are in `positions_table`), and new stores have no such table.
         tracker = PostgresTrackingRecorder(datastore, tracking_table_name=tracking_table)
         super().__init__(events_table, tracker, tracking_table)
         self.datastore = datastore

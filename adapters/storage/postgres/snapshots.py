@@ -32,7 +32,6 @@ READ_TRANSACTION = (
 def read_snapshot(datastore: PostgresDatastore) -> Iterator[Any]:
     """A cursor in a read-only transaction on one snapshot, committed at the end (rolled
     back if the block raised)."""
-    with datastore.get_connection() as connection, connection.transaction():
-        cursor = connection.cursor()
+    with datastore.transaction(commit=True) as cursor:
         cursor.execute(READ_TRANSACTION)
         yield cursor

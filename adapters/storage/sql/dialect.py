@@ -159,7 +159,9 @@ class Dialect(ABC):
 
     def track(self, c: Cursor, name: str, mark: Mark) -> None:
         """Record, in the transaction of the rows it reflects, that `name` is at `mark`
-        (the library's IntegrityError if it is there already: exactly once)."""
+        (the library's IntegrityError if it is there already: exactly once). PostgreSQL's
+        write transactions do not wait for the answer: the error comes with the next
+        result read, or the COMMIT."""
         internals.track(self.tracker, c, name, mark[1])
 
     def forget(self, c: Cursor, names: Sequence[str]) -> None:

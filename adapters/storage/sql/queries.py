@@ -33,7 +33,7 @@ IDS_PER_QUERY = 500  # well under every backend's limit of parameters
 # rows cost less (50 of 8,000 characters: 1.6x; 10,000 of 400: 1.85x). A session found
 # larger is read row by row from then on, until it is found smaller; LARGE_SESSIONS at most.
 ARRAY_ROWS = 1_000
-ARRAY_CHARACTERS = 96 * 1024
+ARRAY_LENGTH = 96 * 1024  # the array's bytes, or the rows' characters: alike for a threshold
 LARGE_SESSIONS = 1_024
 
 
@@ -91,7 +91,7 @@ class ViewQueries:
         try:
             if self._current_array is not None and session_id not in self._large:
                 ((array, count),) = read(self._current_array, (*params, ARRAY_ROWS))
-                if count == ARRAY_ROWS or array is not None and len(array) > ARRAY_CHARACTERS:
+                if count == ARRAY_ROWS or array is not None and len(array) > ARRAY_LENGTH:
                     self._remember_large(session_id)
                 if count < ARRAY_ROWS:
                     messages = None if array is None else load(array)
@@ -100,7 +100,7 @@ class ViewQueries:
                     return messages if whole else None
             rows = read(self._current_active, params)
             if session_id in self._large and len(rows) < ARRAY_ROWS:
-                if sum(len(message) for (message,) in rows) <= ARRAY_CHARACTERS:
+                if sum(len(message) for (message,) in rows) <= ARRAY_LENGTH:
                     self._large.discard(session_id)
             return [load(message) for (message,) in rows] if rows else None
         except UNREADABLE:

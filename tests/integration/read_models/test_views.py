@@ -18,7 +18,7 @@ from support.log import (
 )
 from support.rows import VIEW_TABLES, connect, head, raw_rows, row_counts, tracked
 from transcripts import TranscriptStore
-from transcripts.adapters.storage.sql.queries import ARRAY_CHARACTERS, ARRAY_ROWS
+from transcripts.adapters.storage.sql.queries import ARRAY_LENGTH, ARRAY_ROWS
 
 # The public schema of issue 3 (columns users may rely on in plain SQL).
 PUBLIC_COLUMNS = {
@@ -114,7 +114,7 @@ def test_a_read_of_a_context_its_views_hold_sees_a_message_written_behind_them_a
 
 
 @pytest.mark.parametrize(
-    ("count", "size"), [(ARRAY_ROWS + 1, 1), (20, ARRAY_CHARACTERS // 10)], ids=["rows", "text"]
+    ("count", "size"), [(ARRAY_ROWS + 1, 1), (20, ARRAY_LENGTH // 10)], ids=["rows", "text"]
 )
 def test_a_context_too_large_for_one_array_is_read_whole_in_order_and_smaller_again(
     sqlite_url: str, count: int, size: int
