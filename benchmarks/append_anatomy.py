@@ -2,12 +2,14 @@
 
     python benchmarks/append_anatomy.py              # ~10 s; prints three tables
     python benchmarks/append_anatomy.py --durability full
+    python benchmarks/append_anatomy.py --batch 100   # frames of a call of 100 messages
 
 Counts, so that a loaded machine does not move them: the SQL statements one append runs
 (sqlite3's trace callback on the store's writer connection: the event's INSERT shows twice,
 the second its version fence, a trigger), and the WAL frames its commit writes, by the
 B-tree each page belongs to (the frames' page numbers in the `-wal` file, named by SQLite's
-`dbstat` table just before; a page the append allocated is "a new page"). Then the process
+`dbstat` table just before; a page the append allocated is "new", named by `dbstat` just
+after). With `--batch N`, the frames of a call of N messages (bulk appends). Then the process
 CPU time of an append (no wait for the disk counted), beside a plain sqlite3 INSERT +
 COMMIT of the same JSON row (`append.py`'s baseline): the CPU is what `synchronous=NORMAL`
 leaves of an append's time.
@@ -55,11 +57,12 @@ def frames(path: Path, append: Any, appends: int) -> tuple[Counter[str], int]:
         side.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         names = dict(side.execute("SELECT pageno, name FROM dbstat"))
         append()
+        new = dict(side.execute("SELECT pageno, name FROM dbstat"))
         data = Path(f"{path}-wal").read_bytes()
         size = struct.unpack(">I", data[8:12])[0]
         for offset in range(WAL_HEADER, len(data) - FRAME_HEADER + 1, FRAME_HEADER + size):
             page = struct.unpack(">I", data[offset : offset + 4])[0]
-            counted[names.get(page, "a new page")] += 1
+            counted[names[page] if page in names else f"new: {new.get(page)}"] += 1
     side.close()
     return counted, appends
 
@@ -81,6 +84,7 @@ def main() -> None:
     parser.add_argument("--history", type=int, default=300, help="messages before counting")
     parser.add_argument("--calls", type=int, default=300, help="appends per CPU round")
     parser.add_argument("--rounds", type=int, default=7, help="CPU rounds")
+    parser.add_argument("--batch", type=int, default=0, help="count frames of a call of N")
     args = parser.parse_args()
     message = {"role": "user", "content": "x" * 400}
     with tempfile.TemporaryDirectory() as directory:
@@ -103,6 +107,13 @@ def main() -> None:
         plain = Baseline(Path(directory, "plain.db"), args.history, message, "NORMAL")
         plain_frames, _ = frames(Path(directory, "plain.db"), lambda: plain.append(message), 20)
         print(f"plain INSERT + COMMIT: {sum(plain_frames.values()) / 20:.2f} frames")
+
+        if args.batch:
+            call = [message] * args.batch  # the store gives each its own id
+            counted, calls = frames(path, lambda: store.append("anatomy", call), 20)
+            print(f"\nWAL frames per call of {args.batch}: {sum(counted.values()) / calls:.2f}")
+            for name, count in counted.most_common():
+                print(f"  {count / calls:6.2f}  {name}")
 
         ours = cpu_per_call(lambda: store.append("anatomy", [message]), args.calls, args.rounds)
         floor = cpu_per_call(lambda: plain.append(message), args.calls, args.rounds)

@@ -27,7 +27,7 @@ from transcripts import (
     TranscriptStore,
     VersionConflictError,
 )
-from transcripts.adapters.storage.sql.log_index import VERSION_KEY
+from transcripts.adapters.storage.sql.log_index import STORED_TOPICS, VERSION_KEY, LogIndex
 from transcripts.domain.transcript import Transcript, transcript_id
 
 S = "damaged"
@@ -298,3 +298,32 @@ def test_an_event_of_an_unknown_topic_stops_every_write_to_its_session(
         finally:
             if store is not first:
                 store.close()
+
+
+def test_a_sqlite_store_trades_the_index_of_unknown_topics_of_the_release_before_on_open(
+    sqlite_url: str,
+) -> None:
+    """The release before's index of unknown topics (`topic NOT IN (…)`, which SQLite
+    evaluates at a cost for each event inserted) is dropped on open; the chain of `<>`
+    that takes its place still finds an unknown topic with a look-up in its session."""
+    with TranscriptStore.open(sqlite_url) as first:
+        written(first)
+    like = ("stored_events_unknown_topics_%",)
+    listed = "SELECT name FROM sqlite_master WHERE name LIKE ?"
+    ((current,),) = query(sqlite_url, listed, like)
+    topics = ", ".join(f"'{topic}'" for topic in STORED_TOPICS)
+    query(sqlite_url, f'DROP INDEX "{current}"')
+    query(
+        sqlite_url,
+        "CREATE INDEX stored_events_unknown_topics_4c90dbca ON stored_events "
+        f"(originator_id, originator_version) WHERE topic NOT IN ({topics})",
+    )
+    damage_event(sqlite_url, S, 3, topic=FUTURE_TOPIC)
+    with TranscriptStore.open(sqlite_url) as store:
+        assert query(sqlite_url, listed, like) == [(current,)]
+        with pytest.raises(StorageError, match="version 3"):
+            store.append(S, turns(1))
+    index = LogIndex("stored_events", stream_key=str, flag=int, cipher=None, chained_topics=True)
+    statement, params = index.state_statement(transcript_id(S))
+    plan = query(sqlite_url, f"EXPLAIN QUERY PLAN {statement}", params)
+    assert any(current in str(step) for step in plan)  # its look-up, no scan of the stream

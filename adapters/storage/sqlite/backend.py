@@ -180,6 +180,7 @@ class SQLiteBackend(Backend):
                 stream_key=lambda stream_id: stream_id.hex,
                 flag=int,
                 cipher=log.mapper.cipher,
+                chained_topics=True,
             )
             _create(recorder, index)
             _adopt_keys(recorder, index)
@@ -193,7 +194,8 @@ class SQLiteBackend(Backend):
 
 
 def _create(recorder: SQLiteApplicationRecorder, index: LogIndex) -> None:
-    """Create the write side's index (`sql.log_index`) if some of it is missing."""
+    """Create the write side's index (`sql.log_index`) if some of it is missing, and drop
+    the index of unknown topics a release before made (another list or condition)."""
     names = index.names()
     with recorder.datastore.transaction(commit=False) as c:
         c.execute(
@@ -205,6 +207,13 @@ def _create(recorder: SQLiteApplicationRecorder, index: LogIndex) -> None:
     with recorder.datastore.transaction(commit=True) as c:
         for statement in index.create_statements(INDEX_TYPES):
             c.execute(statement)
+        c.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' "
+            "AND substr(name, 1, ?) = ? AND name <> ?",
+            (len(index.topics_prefix), index.topics_prefix, index.topics_index),
+        )
+        for (retired,) in c.fetchall():
+            c.execute(f'DROP INDEX "{retired}"')
 
 
 def _adopt_keys(recorder: SQLiteApplicationRecorder, index: LogIndex) -> None:
