@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
@@ -295,12 +295,14 @@ class PostgresDialect(Dialect):
         return QmarkCursor(cursor, transaction.ahead)
 
     def pipelined(self, c: QmarkCursor) -> AbstractContextManager[object]:
-        """psycopg's pipeline mode: the statements go out together, one round trip. In a
-        log transaction (already in pipeline mode) they are not waited for: they go out
-        with its COMMIT, and an error fails the write (see `log_cursor` for its retry)."""
-        if c.ahead is not None:
-            return nullcontext()
+        """psycopg's pipeline mode: the statements go out together, one round trip."""
         return c.cursor.connection.pipeline()
+
+    def defers_errors(self, c: QmarkCursor) -> bool:
+        """In a log transaction (in pipeline mode), whose view writes are not waited for:
+        they go out with its COMMIT, and an error fails the write (see `log_cursor` for
+        its retry)."""
+        return c.ahead is not None
 
     def create_tables(self, statements: Sequence[str]) -> None:
         """The views' tables; not the library's tracking table (`self.tracker`'s), which

@@ -266,7 +266,13 @@ class CatchUp:
     def project(
         self, c: Cursor, tables: Tables, tracking_name: str, entries: list[LogEntry], mark: Mark
     ) -> None:
-        """Write what `entries` do to `tables`, and track `mark`, the last one's."""
+        """Write what `entries` do to `tables`, and track `mark`, the last one's. An entry
+        they cannot take is quarantined (by the next catch-up where errors are deferred)."""
+        if self.dialect.defers_errors(c):
+            for segment in segments(entries):
+                self.writer.write(c, tables, self._projected(c, tables, segment))
+            self.dialect.track(c, tracking_name, mark)
+            return
         try:
             with self.dialect.pipelined(c):  # a round trip only where a result is read
                 c.execute("SAVEPOINT batch")
