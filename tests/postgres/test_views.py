@@ -304,6 +304,29 @@ def test_a_corrupted_stored_event_is_quarantined_and_the_other_sessions_are_proj
     assert row_counts(postgres_url)["message_history"] == 1
 
 
+def test_an_append_whose_message_the_views_refuse_is_stored_and_its_event_quarantined(
+    postgres_url: str,
+) -> None:
+    with TranscriptStore.open(postgres_url, lock_timeout=2) as store:
+        store.start("s")
+        store.append("s", [{"id": "m1", "role": "user", "content": "fine"}])
+        sql(  # a constraint a user added: the write's own projection cannot take the row
+            postgres_url,
+            "ALTER TABLE message_history ADD CONSTRAINT refused "
+            "CHECK (message_id IS DISTINCT FROM 'm2')",
+        )
+        store.append("s", [{"id": "m2", "role": "user", "content": "refused"}])
+        store.append("s", [{"id": "m3", "role": "user", "content": "fine again"}])
+        assert [event["version"] for event in store.events("s")] == [1, 2, 3, 4]
+        with pytest.raises(StorageError, match=r"version 3: the views could not take it"):
+            store.active("s")
+        [(session, version)] = sql(
+            postgres_url, "SELECT session_id, version FROM quarantined_events"
+        )
+        assert (session, version) == ("s", 3)
+        assert tracked(postgres_url) == head(postgres_url)
+
+
 def test_a_write_that_finds_the_views_busy_leaves_them_to_the_next_read_and_does_not_wait(
     postgres_url: str,
 ) -> None:

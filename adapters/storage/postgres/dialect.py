@@ -26,6 +26,7 @@ can sort under (`readable_below`), and track the last pair in `transcripts_posit
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
@@ -168,6 +169,7 @@ class PostgresDialect(Dialect):
             f"SET LOCAL lock_timeout = '{lock_ms}ms'; {self._index_lock}"
         )
         self._priced: WeakSet[psycopg.Connection[Any]] = WeakSet()  # SSD_COSTS set on them
+        self._projected = threading.local()  # `last`: the thread's last write that projected
         self.positions = positions = positions_table(events_table)
         tracked = (
             f"(COALESCE((SELECT xact FROM {positions} WHERE application_name = ?), '0'::xid8), "
@@ -274,10 +276,18 @@ class PostgresDialect(Dialect):
 
     def log_cursor(self, transaction: object) -> QmarkCursor | None:
         """The log transaction's cursor, once it holds the views' write lock too; None if
-        another transaction holds it (a catch-up, a rebuild): never waited for."""
+        another transaction holds it (a catch-up, a rebuild): never waited for. None too
+        where this thread's last write that projected did not commit: its view writes,
+        not waited for (`pipelined`), may be what failed it, so its retry leaves the views
+        to the next read's catch-up, which quarantines what they cannot take."""
+        last, self._projected.last = getattr(self._projected, "last", None), None
+        if last is not None and not last.committed:
+            return None
         cursor = self.cursor_in(transaction)
         if not cursor.execute(self._try_write_lock, prepare=True).fetchone()["locked"]:
             return None
+        assert isinstance(transaction, PostgresLogTransaction)
+        self._projected.last = transaction
         return cursor
 
     def cursor_in(self, transaction: object) -> QmarkCursor:
@@ -287,10 +297,14 @@ class PostgresDialect(Dialect):
         return QmarkCursor(cursor, transaction.ahead)
 
     def pipelined(self, c: QmarkCursor) -> AbstractContextManager[object]:
-        """psycopg's pipeline mode: the statements go out together, one round trip (in a
-        log transaction, already in pipeline mode: the block's end waits for them, so
-        that an error is raised in it)."""
+        """psycopg's pipeline mode: the statements go out together, one round trip."""
         return c.cursor.connection.pipeline()
+
+    def defers_errors(self, c: QmarkCursor) -> bool:
+        """In a log transaction (in pipeline mode), whose view writes are not waited for:
+        they go out with its COMMIT, and an error fails the write (see `log_cursor` for
+        its retry)."""
+        return c.ahead is not None
 
     def create_tables(self, statements: Sequence[str]) -> None:
         """The views' tables; not the library's tracking table (`self.tracker`'s), which

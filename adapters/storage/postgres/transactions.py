@@ -70,6 +70,7 @@ class PostgresLogTransaction:
             "SELECT set_config('synchronous_commit', 'off', true), pg_notify({}, '')"
         ).format(Literal(recorder.channel_name))
         self.inserted = False  # events were inserted: followers are notified after the commit
+        self.committed = False
 
     def read_ahead(self, stream_id: UUID, *, after: int | None) -> None:
         self.ahead.send(*self.log_index.state_statement(stream_id))
@@ -194,3 +195,4 @@ def log_transaction(
             raise
         if cursor.statusmessage != "COMMIT":  # PostgreSQL's answer to COMMIT after an error
             raise InFailedSqlTransaction(f"the log transaction ended in {cursor.statusmessage}")
+        tx.committed = True

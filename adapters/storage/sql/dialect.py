@@ -103,6 +103,11 @@ class Dialect(ABC):
         by one (a round trip each where the database is across a network)."""
         return nullcontext()
 
+    def defers_errors(self, c: Cursor) -> bool:
+        """Whether a statement's error on `c` fails its whole transaction where it commits,
+        not where the statement is run: nothing to roll back to a savepoint for."""
+        return False
+
     @abstractmethod
     def create_tables(self, statements: Sequence[str]) -> None:
         """Create the tracking table and run the views' CREATE statements."""
