@@ -276,6 +276,21 @@ def test_no_byte_of_a_forgotten_session_is_left_in_the_sqlite_file_or_its_wal(
         assert reopened.verify_projections().ok
 
 
+def test_no_byte_of_a_session_forgotten_after_a_rebuild_is_left_in_the_sqlite_file(
+    sqlite_url: str,
+) -> None:
+    """The rebuild dropped the tables it replaced, which held the session's messages: their
+    freed pages are zeroed too, or the erasure would leave those copies behind."""
+    path = path_of(sqlite_url)
+    with TranscriptStore.open(sqlite_url) as store:
+        fill_other(store)
+        fill_secret(store)
+        store.rebuild_projections()
+        store.forget(SECRET)
+        assert MARKER.encode() not in files_bytes(path)
+        assert store.verify_projections().ok
+
+
 def files_bytes(path: Path) -> bytes:
     """The database file and its -wal and -shm files, as they are on disk."""
     files = [path, Path(f"{path}-wal"), Path(f"{path}-shm")]

@@ -64,13 +64,14 @@ class SQLiteDialect(Dialect):
         """A view transaction: it takes the lock first (BEGIN IMMEDIATE) and commits without
         waiting for the disk (`synchronous=NORMAL`): views are derived from the log.
 
-        A rebuild's transactions also checkpoint less often, and do not zero the pages they
-        free (Debian builds SQLite with SECURE_DELETE): every dropped row is in the log.
+        A rebuild's transactions also checkpoint less often. They zero the pages they free,
+        as every connection does (`secure_delete`): the dropped tables' messages are in the
+        log only until an erasure deletes them there.
         """
         pool = self.datastore.pool
         settings = {"synchronous": ("NORMAL", getattr(pool, "synchronous", "FULL"))}
         if rebuilding:
-            settings |= {"secure_delete": ("FAST", "1"), "wal_autocheckpoint": ("10000", "1000")}
+            settings |= {"wal_autocheckpoint": ("10000", "1000")}
         with writers_turn(pool.db_name, pool.lock_timeout or 5), library_errors():
             with self.datastore.get_connection(commit=True) as connection:
                 cursor = connection.cursor()
