@@ -237,7 +237,7 @@ def test_a_mark_at_or_past_the_tracked_one_is_refused_even_where_the_write_does_
     itself refuses a mark that does not advance, and the transaction with it."""
     TranscriptStore.open(postgres_url).close()  # the tables
     datastore = PostgresDatastore(**parse_url(postgres_url).connection_kwargs())
-    dialect = PostgresDialect(datastore, EVENTS_TABLE, "transcripts_tracking")
+    dialect = PostgresDialect(datastore, EVENTS_TABLE)
     try:
         with dialect.writing() as c:
             dialect.track(c, "test", (None, 5))

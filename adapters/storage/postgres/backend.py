@@ -136,7 +136,7 @@ class PostgresBackend(Backend):
         recorder = log.recorder
         assert isinstance(recorder, PostgresApplicationRecorder)
         datastore = recorder.datastore
-        dialect = PostgresDialect(datastore, recorder.events_table_name, tracking_table_name(log))
+        dialect = PostgresDialect(datastore, recorder.events_table_name)
         search = NoSearch() if log.mapper.cipher is not None else PostgresSearchIndex()
         views = SQLTranscriptViews(
             dialect, search, mapper=log.mapper, projector=projector, follower=LogFollower(recorder)
@@ -239,11 +239,6 @@ class PostgresBackend(Backend):
     def _location(config: StoreConfig) -> PostgresLocation:
         assert isinstance(config.location, PostgresLocation)
         return config.location
-
-
-def tracking_table_name(log: Application[UUID]) -> str:
-    """The library's name for an application's tracking table."""
-    return f"{log.name.lower()}_tracking"
 
 
 def check_connection(location: PostgresLocation, timeout: int) -> None:

@@ -36,7 +36,7 @@ from weakref import WeakSet
 
 import orjson
 import psycopg
-from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
+from eventsourcing.postgres import PostgresDatastore
 from psycopg.adapt import Loader
 from psycopg.rows import tuple_row
 
@@ -146,13 +146,8 @@ class PostgresDialect(Dialect):
     position = "notification_id"
     ciphertext_as_text = True
 
-    def __init__(
-        self, datastore: PostgresDatastore, events_table: str, tracking_table: str
-    ) -> None:
-        # The base class's tracking SQL is the library's; every method using it is overridden
-        # here (the marks are in `positions_table`), and new stores have no such table.
-        tracker = PostgresTrackingRecorder(datastore, tracking_table_name=tracking_table)
-        super().__init__(events_table, tracker, tracking_table)
+    def __init__(self, datastore: PostgresDatastore, events_table: str) -> None:
+        super().__init__(events_table)
         self.datastore = datastore
         lock_ms = max(1, datastore.lock_timeout) * 1000
         views_key = advisory_key("views", events_table)
@@ -307,8 +302,8 @@ class PostgresDialect(Dialect):
         return c.ahead is not None
 
     def create_tables(self, statements: Sequence[str]) -> None:
-        """The views' tables; not the library's tracking table (`self.tracker`'s), which
-        the views' marks left for `positions_table`: a store that has one keeps it."""
+        """The views' tables; not the library's tracking table, which the views' marks left
+        for `positions_table`: a store that has one keeps it."""
         with self.writing() as c:
             for statement in [*log_order_statements(self.events_table), *statements]:
                 c.execute(statement)

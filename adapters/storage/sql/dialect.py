@@ -4,7 +4,7 @@ The views' SQL is written once, with `?` placeholders and every column it reads 
 `Dialect` runs it: it opens read and write transactions (a write transaction holds the
 views' write lock from its start, so two never project at once), converts values to and
 from the database's types, answers questions about its catalog, and keeps the views'
-tracked log positions in the library's tracking table.
+tracked marks (each database in its own table: `tracked_mark`, `track`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,6 @@ from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from typing import Any
 
-from eventsourcing.persistence import TrackingRecorder
-
-from .. import internals
 from .schema import ColumnTypes
 
 Cursor = Any  # a DB-API cursor that takes `?` placeholders and whose rows are read by name
@@ -33,23 +30,17 @@ class Dialect(ABC):
     position: str  # the log position column of the events table
     ciphertext_as_text: bool  # whether content columns take ciphertext as text (base64)
 
-    def __init__(self, events_table: str, tracker: TrackingRecorder, tracking_table: str) -> None:
+    # The entries after a tracked mark (its name: `tracked_params`), and whether the views
+    # reflect every entry of the log (one statement: one moment): set by each database.
+    after_tracked: str
+    reflects_log: str
+
+    def __init__(self, events_table: str) -> None:
         self.events_table = events_table  # the library's table of stored events
-        self.tracker = tracker  # the library's tracking recorder of the views
-        self.tracking_table = tracking_table  # and its table
-        tracked = (
-            f"COALESCE((SELECT MAX(notification_id) FROM {tracking_table} "
-            "WHERE application_name = ?), 0)"
-        )
-        # The log's order, and the entries after a tracked mark (its name: `tracked_params`).
-        self.log_order = self.position
+        self.log_order = self.position  # the log's order
         self.log_order_back = f"{self.position} DESC"  # the same, from the end
-        self.after_tracked = f"{self.position} > {tracked}"
-        self.readable = "1 = 1"  # of those, the ones a catch-up may project now
+        self.readable = "1 = 1"  # of the entries after a mark, those a catch-up may project now
         self.mark_key = "NULL"  # the order key `Mark` holds, selected with each entry
-        # Whether the views reflect every entry of the log (one statement: one moment).
-        head = f"COALESCE((SELECT MAX({self.position}) FROM {events_table}), 0)"
-        self.reflects_log = f"{head} <= {tracked}"
 
     def own_turn(self, c: Cursor) -> Callable[[], bool]:
         """Whether the write transaction of `c` may project its own entries, with every
@@ -110,7 +101,8 @@ class Dialect(ABC):
 
     @abstractmethod
     def create_tables(self, statements: Sequence[str]) -> None:
-        """Create the tracking table and run the views' CREATE statements."""
+        """Create the tables the marks are tracked in, if missing, and run the views' CREATE
+        statements."""
 
     @abstractmethod
     def relation_kind(self, c: Cursor, name: str) -> str | None:
@@ -158,21 +150,17 @@ class Dialect(ABC):
         none)."""
         return self.tracked_mark(c, name)[1]
 
+    @abstractmethod
     def tracked_mark(self, c: Cursor, name: str) -> Mark:
         """The mark tracked under `name` ((None, 0): none)."""
-        return None, internals.tracked_position(self.tracker, c, name)
 
+    @abstractmethod
     def track(self, c: Cursor, name: str, mark: Mark) -> None:
         """Record, in the transaction of the rows it reflects, that `name` is at `mark`
         (the library's IntegrityError if it is there already: exactly once). PostgreSQL's
         write transactions do not wait for the answer: the error comes with the next
         result read, or the COMMIT."""
-        internals.track(self.tracker, c, name, mark[1])
 
+    @abstractmethod
     def forget(self, c: Cursor, names: Sequence[str]) -> None:
         """Remove the marks tracked under `names`."""
-        c.execute(
-            f"DELETE FROM {self.tracking_table} WHERE application_name IN "
-            f"({', '.join('?' for _ in names)})",
-            tuple(names),
-        )

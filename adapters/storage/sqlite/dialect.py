@@ -18,10 +18,13 @@ import orjson
 from eventsourcing.persistence import IntegrityError
 from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore, SQLiteTrackingRecorder
 
+from .. import internals
 from ..internals import tuple_cursor
-from ..sql.dialect import Dialect
+from ..sql.dialect import Dialect, Mark
 from ..sql.schema import ColumnTypes
 from .transactions import SQLiteLogTransaction, library_errors, writers_turn
+
+TRACKING_TABLE = "tracking"  # the library's SQLiteTrackingRecorder's, named in its SQL
 
 SQLITE_COLUMNS = ColumnTypes(
     text="TEXT",
@@ -42,8 +45,29 @@ class SQLiteDialect(Dialect):
     ciphertext_as_text = False  # a TEXT column keeps a BLOB as it is
 
     def __init__(self, datastore: SQLiteDatastore, events_table: str) -> None:
-        super().__init__(events_table, SQLiteTrackingRecorder(datastore), "tracking")
+        super().__init__(events_table)
         self.datastore = datastore
+        self.tracker = SQLiteTrackingRecorder(datastore)  # the views' marks: the library's
+        tracked = (
+            f"COALESCE((SELECT MAX(notification_id) FROM {TRACKING_TABLE} "
+            "WHERE application_name = ?), 0)"
+        )
+        self.after_tracked = f"{self.position} > {tracked}"
+        head = f"COALESCE((SELECT MAX({self.position}) FROM {events_table}), 0)"
+        self.reflects_log = f"{head} <= {tracked}"
+
+    def tracked_mark(self, c: SQLiteCursor, name: str) -> Mark:
+        return None, internals.tracked_position(self.tracker, c, name)
+
+    def track(self, c: SQLiteCursor, name: str, mark: Mark) -> None:
+        internals.track(self.tracker, c, name, mark[1])
+
+    def forget(self, c: SQLiteCursor, names: Sequence[str]) -> None:
+        c.execute(
+            f"DELETE FROM {TRACKING_TABLE} WHERE application_name IN "
+            f"({', '.join('?' for _ in names)})",
+            tuple(names),
+        )
 
     @contextmanager
     def reading(self, *, snapshot: bool = True) -> Iterator[SQLiteCursor]:
