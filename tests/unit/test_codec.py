@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from uuid import uuid4
 
 import pytest
@@ -12,13 +12,16 @@ from eventsourcing.persistence import (
     DatetimeAsISO,
     JSONTranscoder,
     Mapper,
+    MapperDeserialisationError,
     StoredEvent,
     UUIDAsHex,
 )
 from eventsourcing.utils import Environment
+from hypothesis import given
+from hypothesis import strategies as st
 
 from transcripts.adapters.storage.cipher import AESCipher
-from transcripts.adapters.storage.codec import OrjsonMapper, OrjsonTranscoder
+from transcripts.adapters.storage.codec import OrjsonMapper, OrjsonTranscoder, iso_time
 from transcripts.config import new_cipher_key
 from transcripts.domain.transcript import Transcript
 
@@ -122,3 +125,52 @@ def test_the_lean_mapper_stores_an_appended_message_byte_for_byte_as_the_library
                 for e in (stored, expected)
             )
         assert stored == expected
+
+
+@given(
+    st.datetimes(timezones=st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30)), None]))
+)
+def test_a_time_is_written_as_its_isoformat_text(moment: datetime) -> None:
+    assert iso_time(moment) == moment.isoformat()
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+@pytest.mark.parametrize("encrypted", [False, True])
+def test_the_lean_mapper_reads_every_event_back_as_the_librarys_mapper_does(
+    encrypted: bool, compressed: bool
+) -> None:
+    """Appended messages, of this class version and stored by a later one, and the rest."""
+    transcript = Transcript.start("s", source="api", model=None, parent_id=None, metadata={})
+    transcript.append([{"id": "m1", **EVENT_STATE["message"]}, {"role": "user", "x": 1e16}])
+    cipher = AESCipher(Environment(env={"CIPHER_KEY": new_cipher_key()})) if encrypted else None
+    codecs = {
+        "transcoder": OrjsonTranscoder(),
+        "compressor": ZlibCompressor() if compressed else None,
+        "cipher": cipher,
+    }
+    lean, library = OrjsonMapper(**codecs), Mapper(**codecs)
+    stored = [library.to_stored_event(event) for event in transcript.collect_events()]
+    state = dict(vars(library.to_domain_event(stored[-1])))
+    stream, version = state.pop("originator_id"), state.pop("originator_version")
+    for later in ({"added": "x"}, {"class_version": 2, "added": "x"}):  # a later release's
+        data = OrjsonTranscoder().encode(state | later)
+        data = codecs["compressor"].compress(data) if compressed else data
+        data = cipher.encrypt(data) if cipher is not None else data
+        stored.append(StoredEvent(stream, version, stored[-1].topic, data))
+    for event in stored:
+        read, expected = lean.to_domain_event(event), library.to_domain_event(event)
+        assert type(read) is type(expected) and vars(read) == vars(expected)
+
+
+@pytest.mark.parametrize("state", [b"{not json", b"[1, 2]", b'"text"'])
+def test_a_damaged_appended_message_is_refused_as_the_librarys_mapper_refuses_it(
+    state: bytes,
+) -> None:
+    stored = StoredEvent(uuid4(), 2, "transcripts:Transcript.MessageAppended", state)
+    library = Mapper(transcoder=OrjsonTranscoder())
+    with pytest.raises(Exception) as expected:
+        library.to_domain_event(stored)
+    with pytest.raises(type(expected.value), match=expected.value.args[0][:40]):
+        OrjsonMapper(transcoder=OrjsonTranscoder()).to_domain_event(stored)
+    if state == b"{not json":
+        assert expected.type is MapperDeserialisationError

@@ -17,13 +17,12 @@ from functools import lru_cache
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.persistence import Mapper, StoredEvent
-
 from ....domain.transcript import Transcript
 from ....projections.entries import LogEntry, segments
 from ....projections.projector import Projector, ViewState
 from ....projections.rows import ActiveRow, QuarantineRow, SessionRow, ViewChanges
 from ....projections.views import Progress
+from ..codec import OrjsonMapper
 from .dialect import Cursor, Dialect, Mark
 from .rows import UNREADABLE, DamagedRow, RowReader
 from .schema import LIVE, NEXT, Tables
@@ -96,7 +95,7 @@ class CatchUp:
         dialect: Dialect,
         rows: RowReader,
         writer: ChangeWriter,
-        mapper: Mapper[UUID],
+        mapper: OrjsonMapper,
         projector: type[Projector],
     ) -> None:
         self.dialect = dialect
@@ -293,13 +292,13 @@ class CatchUp:
         # The transcript id as a backend stores it: hex text, or a UUID.
         name = originator_id.hex if isinstance(originator_id, UUID) else str(originator_id)
         try:
-            stored = StoredEvent(_uuid(name), version, topic, bytes(state))
+            stream, payload = _uuid(name), bytes(state)
         except (TypeError, ValueError) as fault:
             return LogEntry(
                 position, name, version, topic, undecodable=f"bad originator id: {fault}"
             )
         try:
-            event = self.mapper.to_domain_event(stored)
+            event = self.mapper.decode(stream, version, topic, payload)
         except Exception as fault:
             reason = f"{type(fault).__name__}: {fault}"
             return LogEntry(position, name, version, topic, undecodable=reason)

@@ -45,6 +45,7 @@ from ....projections.views import (
     TranscriptViews,
     ViewStatus,
 )
+from ..codec import OrjsonMapper
 from ..sealing import content_columns
 from .catch_up import BATCH_SIZE, TRACKING_NAME, CatchUp, Followed, SessionState, session_row
 from .dialect import Cursor, Dialect
@@ -90,6 +91,7 @@ class SQLTranscriptViews(TranscriptViews):
         projector: type[Projector] = Projector,
         follower: Follower = polling,
     ) -> None:
+        assert isinstance(mapper, OrjsonMapper)  # every store's (`environment.shared_env`)
         self.dialect = dialect
         self.search_index = search
         self.projector = projector

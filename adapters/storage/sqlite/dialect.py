@@ -19,6 +19,7 @@ from eventsourcing.persistence import IntegrityError
 from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore, SQLiteTrackingRecorder
 
 from .. import internals
+from ..codec import iso_time
 from ..internals import tuple_cursor
 from ..sql.dialect import Dialect, Mark
 from ..sql.schema import ColumnTypes
@@ -172,7 +173,7 @@ class SQLiteDialect(Dialect):
         return datetime.fromisoformat(value)
 
     def time_param(self, value: datetime) -> Any:
-        return value.isoformat()
+        return iso_time(value)
 
     def bool_param(self, value: bool) -> Any:
         return int(value)
