@@ -291,6 +291,42 @@ def test_no_byte_of_a_session_forgotten_after_a_rebuild_is_left_in_the_sqlite_fi
         assert store.verify_projections().ok
 
 
+def test_no_byte_of_a_session_forgotten_after_a_rebuild_stopped_is_left_in_the_sqlite_file(
+    sqlite_url: str,
+) -> None:
+    """A rebuild that stopped left its tables, holding a copy of every message."""
+    path = path_of(sqlite_url)
+    with TranscriptStore.open(sqlite_url) as store:
+        fill_other(store)
+        fill_secret(store)
+        stop_a_rebuild(store)
+        store.forget(SECRET)
+        assert MARKER.encode() not in files_bytes(path)
+        assert_rebuilt_without_it(store)
+
+
+class RebuildStopped(Exception):
+    pass
+
+
+def stop_a_rebuild(store: TranscriptStore) -> None:
+    """Start a rebuild and stop it after its first batch, leaving its tables behind."""
+
+    def stop(done: int, total: int) -> None:
+        raise RebuildStopped
+
+    with pytest.raises(RebuildStopped):
+        store.rebuild_projections(progress=stop)
+
+
+def assert_rebuilt_without_it(store: TranscriptStore) -> None:
+    """A rebuild after the erasure ends, the session erased in its views."""
+    store.rebuild_projections()
+    assert isinstance({s["id"]: s for s in store.sessions()}[SECRET]["erased_at"], datetime)
+    assert store.search(MARKER) == []
+    assert store.verify_projections().ok
+
+
 def files_bytes(path: Path) -> bytes:
     """The database file and its -wal and -shm files, as they are on disk."""
     files = [path, Path(f"{path}-wal"), Path(f"{path}-shm")]
@@ -298,17 +334,35 @@ def files_bytes(path: Path) -> bytes:
 
 
 def test_no_row_of_a_forgotten_session_is_left_in_any_postgresql_table(postgres_url: str) -> None:
-    import psycopg
-
     with TranscriptStore.open(postgres_url) as store:
         fill_other(store)
         fill_secret(store)
         store.forget(SECRET)
+    assert postgres_rows_holding_the_marker(postgres_url) == ([], 0)
+
+
+def test_no_row_of_a_session_forgotten_after_a_rebuild_stopped_is_left_in_postgresql(
+    postgres_url: str,
+) -> None:
+    with TranscriptStore.open(postgres_url) as store:
+        fill_other(store)
+        fill_secret(store)
+        stop_a_rebuild(store)
+        store.forget(SECRET)
+        assert postgres_rows_holding_the_marker(postgres_url) == ([], 0)
+        assert_rebuilt_without_it(store)
+
+
+def postgres_rows_holding_the_marker(postgres_url: str) -> tuple[list[str], int]:
+    """The tables with a row holding MARKER (as text or bytes), and how many events do."""
+    import psycopg
+
     location = StoreConfig.from_url(postgres_url).location
     assert location is not None
     with psycopg.connect(**location.connection_kwargs(), autocommit=True) as connection:
         names = [name for (name,) in connection.execute(
             "SELECT tablename FROM pg_tables WHERE schemaname = 'public'").fetchall()]  # fmt: skip
+        assert "transcripts_events" in names and "message_history" in names
         holding = [
             name
             for name in names
@@ -322,9 +376,8 @@ def test_no_row_of_a_forgotten_session_is_left_in_any_postgresql_table(postgres_
             "SELECT count(*) FROM transcripts_events WHERE position(%s in state) > 0",
             (MARKER.encode(),),
         ).fetchone()
-    assert "transcripts_events" in names and "message_history" in names
-    assert holding == []
-    assert events == (0,)
+    assert events is not None
+    return holding, events[0]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

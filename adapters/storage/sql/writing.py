@@ -21,7 +21,7 @@ import orjson
 from ....projections.rows import ActiveRow, QuarantineRow, ViewChanges
 from ..sealing import ContentColumns
 from .dialect import Cursor, Dialect
-from .schema import LIVE, VERSIONS_TABLE, Tables
+from .schema import LIVE, NEXT, VERSIONS_TABLE, Tables
 from .search import SEARCH_TRACKING_NAME, SearchIndex
 from .supersession import Superseder
 
@@ -41,7 +41,10 @@ class ChangeWriter:
         """Everything one batch did to the views."""
         time, flag, content = self.dialect.time_param, self.dialect.bool_param, self.content
         for transcript in changes.erased:  # first: the batch holds no other row of theirs
-            self._erase_rows(c, tables, changes.sessions[transcript].session_id, transcript)
+            session_id = changes.sessions[transcript].session_id
+            self._erase_rows(c, tables, session_id, transcript)
+            if tables is LIVE:
+                self._erase_from_rebuild(c, session_id, transcript)
         bases = {s.session_id: s.position_base for s in changes.sessions.values()}
         appended = {
             (a.session_id, a.message_id): bases[a.session_id] + a.position
@@ -163,6 +166,16 @@ class ChangeWriter:
         c.execute(
             f"DELETE FROM {tables.quarantined_events} WHERE transcript_id = ?", (transcript_id,)
         )
+
+    def _erase_from_rebuild(self, c: Cursor, session_id: str, transcript_id: str) -> None:
+        """Erase the session from a rebuild's tables too, if there are any: one running,
+        whose next batches take the tombstone (its events are gone from the log), or one
+        that stopped and left them behind, holding copies of every message. Its `sessions`
+        row goes too (it holds the metadata): the tombstone, projected, makes it again."""
+        if self.dialect.relation_kind(c, NEXT.sessions) is None:
+            return
+        self._erase_rows(c, NEXT, session_id, transcript_id)
+        c.execute(f"DELETE FROM {NEXT.sessions} WHERE session_id = ?", (session_id,))
 
     @staticmethod
     def _place(c: Cursor, tables: Tables, rows: Sequence[ActiveRow], base: int) -> None:
