@@ -20,7 +20,6 @@ from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore, SQLiteTrackingRe
 
 from .. import internals
 from ..codec import iso_time
-from ..internals import tuple_cursor
 from ..sql.dialect import Dialect, Mark
 from ..sql.schema import ColumnTypes
 from .transactions import SQLiteLogTransaction, library_errors, writers_turn
@@ -162,7 +161,7 @@ class SQLiteDialect(Dialect):
         pool = self.datastore.pool
         connection = pool.get_connection(is_writer=False)
         try:
-            with closing(tuple_cursor(connection)) as cursor, library_errors():
+            with closing(internals.tuple_cursor(connection)) as cursor, library_errors():
                 return cursor.execute(statement, params).fetchall()
         finally:
             pool.put_connection(connection)
