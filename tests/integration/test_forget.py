@@ -305,6 +305,28 @@ def test_no_byte_of_a_session_forgotten_after_a_rebuild_stopped_is_left_in_the_s
         assert_rebuilt_without_it(store)
 
 
+def test_a_session_forgotten_while_a_rebuild_runs_is_erased_from_the_views_it_swaps_in(
+    sqlite_url: str,
+) -> None:
+    path = path_of(sqlite_url)
+    with TranscriptStore.open(sqlite_url) as store:
+        fill_secret(store)  # first in the log: the rebuild's first batch copies it
+        store.start("filler")
+        store.append("filler", [{"role": "user", "content": f"f{i}"} for i in range(1500)])
+        forgotten: list[Erasure] = []
+
+        def forget_after_the_first_batch(done: int, total: int) -> None:
+            if not forgotten:  # between two of the rebuild's transactions
+                forgotten.append(store.forget(SECRET))
+
+        store.rebuild_projections(progress=forget_after_the_first_batch)
+        assert forgotten
+        assert MARKER.encode() not in files_bytes(path)
+        assert isinstance({s["id"]: s for s in store.sessions()}[SECRET]["erased_at"], datetime)
+        assert len(store.active("filler")) == 1500
+        assert store.verify_projections().ok
+
+
 class RebuildStopped(Exception):
     pass
 
