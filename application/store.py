@@ -206,13 +206,16 @@ class TranscriptStore(CompactionCommands, PagedReads, ViewMaintenance, AuditRead
         """Erase a session's content for good: its messages, compactions and metadata.
 
         Its events are replaced by one tombstone in one transaction, which keeps the session
-        id, source, model, start time, erasure time and counts. Erasing it again changes
-        nothing (`already_erased`) but cleans the store's files again.
+        id, source, model, start time, erasure time and counts. Views that cannot take the
+        tombstone (a damaged row of the session) are rebuilt. Erasing it again changes
+        nothing (`already_erased`) but cleans the store's views and files again.
         """
         session_id = arguments.session_id(session_id)
         tombstone, already = self._log.erase(session_id)
         try:
             self._read(self._views.catch_up)
+            if self._read(lambda: self._tombstone_left_out(tombstone)):
+                self._read(self._views.rebuild, "rebuild the views")
             self._read(lambda: self._backend.scrub(self._log))
         except StorageError as error:
             raise StorageError(
@@ -220,6 +223,16 @@ class TranscriptStore(CompactionCommands, PagedReads, ViewMaintenance, AuditRead
                 f"it: {error} (forget it again to retry)"
             ) from error
         return Erasure.of(tombstone, already_erased=already)
+
+    def _tombstone_left_out(self, tombstone: Transcript.Erased) -> bool:
+        """Whether the views quarantined the tombstone (a row of the session they could not
+        read or delete): they still hold the session's rows, which only a rebuild from the
+        log, where the tombstone is all that is left of it, takes out."""
+        stream, version = tombstone.originator_id.hex, tombstone.originator_version
+        return any(
+            (row.transcript_id, row.version) == (stream, version)
+            for row in self._views.quarantined()
+        )
 
     # -- queries ---------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import pytest
 
 from support.hermes import Release
 from support.reads import seen
-from support.rows import path_of
+from support.rows import path_of, query
 from transcripts import Erasure, SessionErasedError, SessionNotFoundError, TranscriptStore
 from transcripts.adapters.importers.hermes import import_hermes
 from transcripts.application.storage import StoreConfig
@@ -324,6 +324,37 @@ def test_a_session_forgotten_while_a_rebuild_runs_is_erased_from_the_views_it_sw
         assert MARKER.encode() not in files_bytes(path)
         assert isinstance({s["id"]: s for s in store.sessions()}[SECRET]["erased_at"], datetime)
         assert len(store.active("filler")) == 1500
+        assert store.verify_projections().ok
+
+
+# A view row of the session damaged in place (SQL), and so unreadable by the projection.
+DAMAGED_ROWS = {
+    "its sessions row": (
+        f"UPDATE sessions SET started_at = 'not a time' WHERE session_id = '{SECRET}'"
+    ),
+    "a message the search index holds": (  # its index entries are deleted by their text
+        f"UPDATE message_history SET message = '{{broken' WHERE session_id = '{SECRET}' "
+        "AND message_id = 't5'"
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGED_ROWS.values(), ids=DAMAGED_ROWS.keys())
+def test_no_byte_of_a_session_forgotten_while_a_view_row_of_it_was_damaged_is_left_in_the_file(
+    sqlite_url: str, damage: str
+) -> None:
+    """The views could not take the tombstone (they quarantined it): forget rebuilds them
+    from the log, which holds the tombstone alone, rather than leave the session's rows."""
+    path = path_of(sqlite_url)
+    with TranscriptStore.open(sqlite_url) as store:
+        fill_other(store)
+        fill_secret(store)
+        store.search("hide")
+    query(sqlite_url, damage)
+    with TranscriptStore.open(sqlite_url) as store:
+        store.forget(SECRET)
+        assert MARKER.encode() not in files_bytes(path)
+        assert isinstance({s["id"]: s for s in store.sessions()}[SECRET]["erased_at"], datetime)
         assert store.verify_projections().ok
 
 
