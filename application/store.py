@@ -228,11 +228,8 @@ class TranscriptStore(CompactionCommands, PagedReads, ViewMaintenance, AuditRead
         """Whether the views quarantined the tombstone (a row of the session they could not
         read or delete): they still hold the session's rows, which only a rebuild from the
         log, where the tombstone is all that is left of it, takes out."""
-        stream, version = tombstone.originator_id.hex, tombstone.originator_version
-        return any(
-            (row.transcript_id, row.version) == (stream, version)
-            for row in self._views.quarantined()
-        )
+        quarantined = self._views.quarantined(tombstone.originator_id.hex)
+        return any(row.version == tombstone.originator_version for row in quarantined)
 
     # -- queries ---------------------------------------------------------------------------
 

@@ -154,8 +154,8 @@ class TranscriptViews(ABC):
         """The session ids the views know, in the order they were started."""
 
     @abstractmethod
-    def quarantined(self) -> list[QuarantineRow]:
-        """Log entries the views could not take."""
+    def quarantined(self, transcript_id: str | None = None) -> list[QuarantineRow]:
+        """Log entries the views could not take (of one transcript: its id as hex)."""
 
     @abstractmethod
     def check_session(self, session_id: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta, timezone
 from uuid import uuid4
 
@@ -170,7 +171,7 @@ def test_a_damaged_appended_message_is_refused_as_the_librarys_mapper_refuses_it
     library = Mapper(transcoder=OrjsonTranscoder())
     with pytest.raises(Exception) as expected:
         library.to_domain_event(stored)
-    with pytest.raises(type(expected.value), match=expected.value.args[0][:40]):
+    with pytest.raises(type(expected.value), match=re.escape(expected.value.args[0][:40])):
         OrjsonMapper(transcoder=OrjsonTranscoder()).to_domain_event(stored)
     if state == b"{not json":
         assert expected.type is MapperDeserialisationError

@@ -227,9 +227,11 @@ class SQLTranscriptViews(TranscriptViews):
         with self._current() as c:
             return iter(self.queries.session_ids(c))
 
-    def quarantined(self) -> list[QuarantineRow]:
+    def quarantined(self, transcript_id: str | None = None) -> list[QuarantineRow]:
         with self._current() as c:
-            return self.queries.quarantined(c)
+            if transcript_id is None:
+                return self.queries.quarantined(c)
+            return self.queries.quarantined_of(c, transcript_id)
 
     def search(self, query: SearchQuery) -> list[SearchHit]:
         self.search_index.check_available()

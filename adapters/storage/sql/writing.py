@@ -171,11 +171,16 @@ class ChangeWriter:
         """Erase the session from a rebuild's tables too, if there are any: one running,
         whose next batches take the tombstone (its events are gone from the log), or one
         that stopped and left them behind, holding copies of every message. Its `sessions`
-        row goes too (it holds the metadata): the tombstone, projected, makes it again."""
+        row goes too (it holds the metadata), unless the rebuild has taken the tombstone
+        already (PostgreSQL: the live views may take it after a rebuild's batch did): the
+        tombstone, projected, makes it again."""
         if self.dialect.relation_kind(c, NEXT.sessions) is None:
             return
         self._erase_rows(c, NEXT, session_id, transcript_id)
-        c.execute(f"DELETE FROM {NEXT.sessions} WHERE session_id = ?", (session_id,))
+        c.execute(
+            f"DELETE FROM {NEXT.sessions} WHERE session_id = ? AND erased_at IS NULL",
+            (session_id,),
+        )
 
     @staticmethod
     def _place(c: Cursor, tables: Tables, rows: Sequence[ActiveRow], base: int) -> None:
